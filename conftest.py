@@ -1,0 +1,44 @@
+"""pytest runs every notebook in nbs/ as one test, through nbdev's `test_nb` (the same runner as `nbdev_test`).
+
+Cells flagged with a `tst_flags` flag (settings.ini: `slow`, `gpu`) are skipped unless the flag is named in the
+environment variable `LAPA_TEST_FLAGS` (space separated), e.g. `LAPA_TEST_FLAGS=slow pytest`.
+"""
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".ipynb" and file_path.parent == ROOT / "nbs" and not file_path.name.startswith("_"):
+        return NotebookFile.from_parent(parent, path=file_path)
+
+
+class NotebookFile(pytest.File):
+    def collect(self):
+        yield NotebookItem.from_parent(self, name=self.path.stem)
+
+
+class NotebookItem(pytest.Item):
+    def runtest(self):
+        from nbdev.config import get_config
+        from nbdev.test import test_nb
+        force = os.environ.get("LAPA_TEST_FLAGS", "").split()
+        skip = [f for f in get_config().get("tst_flags", "").split() if f not in force]
+        ok, secs = test_nb(self.path, skip_flags=skip, force_flags=force, showerr=True, basepath=ROOT)
+        self.user_properties.append(("seconds", round(secs, 1)))
+        if not ok: raise NotebookFailed(self.path.name)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, NotebookFailed):
+            return f"notebook {excinfo.value} failed: its traceback is in the captured stderr below"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, 0, f"notebook {self.path.name}"
+
+
+class NotebookFailed(Exception):
+    pass
