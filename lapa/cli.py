@@ -32,7 +32,10 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
     ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or `path=DIR`) and report problems", "data"),
     ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
+    ("laq", "label"): Verb("lapa.labels:laq_label", "write labelled copies of the run's datasets (KEY.latent.npy; resumable)", "labels"),
+    ("laq", "report"): Verb("lapa.laq_report:laq_report", "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
+    ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

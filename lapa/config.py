@@ -23,8 +23,9 @@ from .core import ConfigError
 # %% auto #0
 __all__ = ['Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'DataConfig', 'LoaderConfig',
            'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig',
-           'LAQTrainConfig', 'LAQConfig', 'FoundationConfig', 'LowLevelConfig', 'TrainingConfig', 'BenchDataConfig',
-           'BenchConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
+           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationConfig', 'LowLevelConfig',
+           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir',
+           'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -143,7 +144,7 @@ class LoaderConfig:
 class LAQSize(str, Enum):
     "Size presets of the LAQ network (`lapa.laq.LAQ_PRESETS`)."
     tiny = "tiny"    # CPU tests: 32 px, dim 64
-    small = "small"  # CPU demo: 64 px, dim 128
+    small = "small"  # CPU demo: 64 px, dim 96
     paper = "paper"  # the LAPA paper: 256 px, patch 32, dim 1024, depth 8 (~300M parameters)
 
 
@@ -258,6 +259,37 @@ class LAQTrainConfig:
 
 
 @dataclass
+class LAQLabelConfig:
+    "`lapa laq label`: run the LAQ encoder over datasets and write labelled copies (`KEY.latent.npy` added)."
+    checkpoint: Optional[str] = None  # a LAQ folder (model.safetensors + model.json); null: the run's `laq/`
+    datasets: list[str] = field(default_factory=lambda: ["${data.out_dir}/video", "${data.out_dir}/actions"])
+    out_dir: str = "${run_dir}/labels"  # each dataset's labelled copy goes to out_dir/<its folder name>
+    batch_size: int = 256
+    num_workers: int = 2              # processes that read and decode shards
+    device: str = "auto"              # auto: cuda if available
+
+    def _problems(self):
+        p = _positive(self, "batch_size")
+        if self.num_workers < 0: p.append(("num_workers", f"must be >= 0, got {self.num_workers}"))
+        if not self.datasets: p.append(("datasets", "name at least one dataset to label"))
+        return p
+
+
+@dataclass
+class LAQReportConfig:
+    "`lapa laq report`: the diagnostics that show whether the latent codes carry the action."
+    checkpoint: Optional[str] = None  # a LAQ folder; null: the run's `laq/`
+    dataset: Optional[str] = None     # a dataset with actions; null: the run's `${data.out_dir}/actions`
+    max_pairs: int = 4000             # pairs per split fed to the linear probe
+    ridge: float = 1e-3               # ridge strength of the probe (times the number of rows)
+    transfer_sources: int = 4         # latent transfer: codes taken from this many pairs ...
+    transfer_targets: int = 5         # ... decoded on the first frames of this many other scenes
+    out_dir: str = "${run_dir}/laq/report"
+
+    def _problems(self): return _positive(self, "max_pairs", "transfer_sources", "transfer_targets")
+
+
+@dataclass
 class LAQConfig:
     "Latent action quantisation: `lapa laq ...`."
     num_tokens: int = 4        # latent tokens per frame pair
@@ -265,6 +297,8 @@ class LAQConfig:
     dataset: Optional[str] = None  # the video dataset to train on (null: the run's `${data.out_dir}/video`)
     model: LAQModelConfig = field(default_factory=LAQModelConfig)
     train: LAQTrainConfig = field(default_factory=LAQTrainConfig)
+    label: LAQLabelConfig = field(default_factory=LAQLabelConfig)
+    report: LAQReportConfig = field(default_factory=LAQReportConfig)
 
     def _problems(self):
         p = _positive(self, "num_tokens", "codebook_size")
@@ -342,9 +376,25 @@ class BenchDataConfig:
 
 
 @dataclass
+class BenchLAQConfig:
+    "`lapa bench laq`: LAQ training throughput (frame pairs/s, forward + backward + optimiser step) per size preset."
+    sizes: list[str] = field(default_factory=lambda: ["tiny", "small", "paper"])
+    batch_size: Optional[int] = None  # null: 32 (paper size: 2 on CPU, 16 on GPU)
+    steps: int = 3
+    warmup: int = 1
+    device: str = "auto"
+    precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
+
+    def _problems(self):
+        bad = [s for s in self.sizes if s not in LAQSize.__members__]
+        return _positive(self, "steps") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
+
+
+@dataclass
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
+    laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
 
 
 @dataclass

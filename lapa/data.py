@@ -10,6 +10,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from .config import Source
 from .core import DataError, get_logger, read_json, write_json
 from .shards import ShardSettings, split_episodes, verify_dataset, write_dataset
 
@@ -62,7 +63,7 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
     infos = {}
     for view in cfg.data.shard.views:
         infos[view] = write_dataset(load_episodes(d), dataset_dir(cfg, view), view, settings, splits,
-                                    extra_info=dict(source=str(cfg.data.source), episodes=str(d)))
+                                    extra_info=dict(source=Source(cfg.data.source).value, episodes=str(d)))
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos

@@ -31,7 +31,7 @@ __all__ = ['log', 'QUANTIZERS', 'LAQ_PRESETS', 'WEIGHTS', 'MODEL_JSON', 'PRECISI
            'LatentPool', 'LAQDecoder', 'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq', 'split_pair',
            'lr_factor', 'LAQModule', 'evaluate_batch', 'evaluate_laq', 'laq_dir', 'laq_dataset_dir',
            'lightning_precision', 'parse_devices', 'resume_checkpoint', 'wandb_env', 'train_laq', 'laq_train',
-           'code_features', 'linear_probe', 'bench_laq']
+           'show_images', 'recon_grid', 'code_features', 'linear_probe', 'bench_laq', 'cli_bench_laq']
 
 # %% ../nbs/20_laq.ipynb #3209cb79
 QUANTIZERS = ("nsvq", "ema", "fsq")
@@ -837,6 +837,34 @@ def laq_train(cfg, args: list[str] | None = None) -> int:
               f"codes used {ev['codes_used']}/{ev['codebook_size']}, perplexity {ev['perplexity']:.2f}")
     return 0
 
+# %% ../nbs/20_laq.ipynb #d5bb0f00
+def show_images(rows: list[tuple[str, list]], titles: list[str] | None = None, scale: float = 1.35):
+    "A matplotlib figure of image rows `[(label, [image (3, H, W) float in [0, 1] or uint8, ...]), ...]`."
+    import matplotlib.pyplot as plt
+    n = max(len(imgs) for _, imgs in rows)
+    fig, axs = plt.subplots(len(rows), n, figsize=(scale * n, scale * len(rows) + 0.3), squeeze=False)
+    for i, (label, imgs) in enumerate(rows):
+        for j in range(n):
+            ax = axs[i, j]; ax.set_xticks([]); ax.set_yticks([])
+            if j < len(imgs):
+                img = imgs[j].float() / 255 if imgs[j].dtype == torch.uint8 else imgs[j].float()
+                ax.imshow(img.clamp(0, 1).permute(1, 2, 0).cpu().numpy())
+            else: ax.axis("off")
+        axs[i, 0].set_ylabel(label, fontsize=8)
+    for j, t in enumerate(titles or []): axs[0, j].set_title(t, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@torch.no_grad()
+def recon_grid(model: LAQModel, frame_t: torch.Tensor, frame_t1: torch.Tensor):
+    "Figure: frame t, true frame t+gap and the reconstruction from the pair's own codes (in each column's title)."
+    model.eval()
+    codes = model.encode(frame_t, frame_t1)
+    rec = model.decode(frame_t, codes)
+    return show_images([("frame t", list(model.frames(frame_t))), ("frame t+gap", list(model.frames(frame_t1))),
+                        ("reconstruction", list(rec))], [" ".join(map(str, c.tolist())) for c in codes])
+
 # %% ../nbs/20_laq.ipynb #16434543
 def code_features(indices: torch.Tensor, codebook_size: int) -> np.ndarray:
     "One-hot features `(B, num_tokens * codebook_size)` of latent codes `(B, num_tokens)`, for linear probes."
@@ -844,12 +872,14 @@ def code_features(indices: torch.Tensor, codebook_size: int) -> np.ndarray:
 
 
 def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
-                 ridge: float = 1e-3) -> float:
-    "Test R² of a ridge regression from `x` to `y` fitted on the training rows (0: no better than the training mean)."
+                 ridge: float = 1e-3) -> np.ndarray:
+    """Test R² per target dimension `(D,)` of a ridge regression from `x` to `y` `(N, D)` fitted on the training rows
+    (0: no better than predicting the training mean; below 0: worse)."""
     add1 = lambda x: np.c_[np.asarray(x, np.float64), np.ones(len(x))]
-    X, Xt, y, yt = add1(x_train), add1(x_test), np.asarray(y_train, np.float64), np.asarray(y_test, np.float64)
+    X, Xt = add1(x_train), add1(x_test)
+    y, yt = np.asarray(y_train, np.float64).reshape(len(X), -1), np.asarray(y_test, np.float64).reshape(len(Xt), -1)
     w = np.linalg.solve(X.T @ X + ridge * len(X) * np.eye(X.shape[1]), X.T @ y)
-    return float(1 - ((Xt @ w - yt) ** 2).sum() / ((yt - y.mean(0)) ** 2).sum())
+    return 1 - ((Xt @ w - yt) ** 2).sum(0) / np.maximum(((yt - y.mean(0)) ** 2).sum(0), 1e-12)
 
 # %% ../nbs/20_laq.ipynb #abb49816
 def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size: int | None = None, steps: int = 5,
@@ -889,3 +919,10 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
             print(f"{k:<7}{r['params'] / 1e6:>9.1f}M{r['image_size']:>7}{r['patch_size']:>7}{r['batch_size']:>7}"
                   f"{r['ms_per_step']:>10.1f}{r['pairs_per_s']:>10.1f}  {r['device']}, {r['precision']}")
     return results
+
+# %% ../nbs/20_laq.ipynb #87f412ab
+def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
+    "`lapa bench laq [bench.laq.sizes=[tiny,paper] ...]`: print the LAQ training throughput table."
+    b = cfg.bench.laq
+    bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device, precision=b.precision)
+    return 0

@@ -25,9 +25,9 @@ from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, lo
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'REQUIRED_META', 'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg',
-           'action_chunk', 'sample_key', 'pair_sample', 'toy_episode', 'split_episodes', 'ShardSink', 'array_stats',
-           'ShardSettings', 'write_dataset', 'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport',
-           'verify_dataset']
+           'action_chunk', 'sample_key', 'pair_sample', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard',
+           'shard_row', 'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'decode_jpeg', 'decode_sample',
+           'iter_tar_samples', 'VerifyReport', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -121,6 +121,26 @@ def split_episodes(episode_ids_by_task: dict[str, list[str]], val_fraction: floa
     return out
 
 # %% ../nbs/11_shards.ipynb #90af26da
+def tar_writer(fileobj) -> wds.TarWriter:
+    "A WebDataset tar writer with fixed owner, mode and mtime, so the same samples give byte-identical shards."
+    return wds.TarWriter(fileobj, user="lapa", group="lapa", mode=0o444, mtime=0, encoder=False)
+
+
+def write_shard(path: str | os.PathLike, samples: Iterable[dict], split: str) -> dict:
+    "Write `samples` (dicts of bytes with a `__key__`) as one tar shard at `path`, atomically; return its manifest row."
+    path, n = Path(path), 0
+    with atomic_write(path, "wb", fsync=False) as f:
+        tar = tar_writer(f)
+        for s in samples: tar.write(s); n += 1
+        tar.tarstream.close()   # ends the tar; atomic_write closes and renames the file
+    return shard_row(path, split, n)
+
+
+def shard_row(path: Path, split: str, num_samples: int) -> dict:
+    "The manifest row of the finished shard at `path`."
+    return dict(shard=path.name, split=split, num_samples=num_samples, bytes=path.stat().st_size, sha256=file_sha256(path))
+
+
 class ShardSink:
     "Write samples to size-limited tar shards `PREFIX-NNNNNN.tar` in `out_dir`, each atomically."
 
@@ -135,7 +155,7 @@ class ShardSink:
         name = f"{self.prefix}-{len(self.rows):06d}.tar"
         self._ctx = atomic_write(self.out_dir / name, "wb", fsync=False)
         self._file = self._ctx.__enter__()
-        self._tar = wds.TarWriter(self._file, user="lapa", group="lapa", mode=0o444, mtime=0, encoder=False)
+        self._tar = tar_writer(self._file)
         self._name, self._count, self._bytes = name, 0, 0
 
     def write(self, sample: dict) -> None:
@@ -148,9 +168,7 @@ class ShardSink:
     def _close_shard(self):
         self._tar.tarstream.close()   # ends the tar without closing the underlying temporary file
         self._ctx.__exit__(None, None, None)
-        path = self.out_dir / self._name
-        self.rows.append(dict(shard=self._name, split=self.prefix, num_samples=self._count,
-                              bytes=path.stat().st_size, sha256=file_sha256(path)))
+        self.rows.append(shard_row(self.out_dir / self._name, self.prefix, self._count))
         self._ctx = self._tar = None
 
     def close(self) -> list[dict]:
