@@ -21,11 +21,12 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'DataConfig', 'LoaderConfig',
-           'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig',
-           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationConfig', 'LowLevelConfig',
-           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir',
-           'load_cfg', 'config_yaml', 'stage_dir']
+__all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'DataConfig',
+           'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
+           'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelConfig', 'TrainingConfig', 'BenchDataConfig',
+           'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml',
+           'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -315,13 +316,53 @@ class LAQConfig:
         return p
 
 
+class FoundationPredict(str, Enum):
+    "What the foundation VLA learns to predict."
+    latents = "latents"  # LAQ's latent action tokens (LAPA)
+    actions = "actions"  # ground-truth actions in bins (LAPA's ActionVLA baseline)
+
+
+FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.FOUNDATION_PRESETS`
+
+
 @dataclass
-class FoundationConfig:
-    "The foundation VLA (its chapter adds the model fields)."
-    predict: str = "latents"   # what the foundation predicts: `latents` (LAPA) or `actions` (the ActionVLA baseline)
+class FoundationModelConfig:
+    "The VLA's networks: a size preset (random init) or local Hugging Face folders; a field set here (not null) overrides the preset."
+    size: str = "tiny"                     # tiny (CPU tests) | small (CPU demo) | 1b (GPU benchmarks)
+    pretrained_path: Optional[str] = None  # a local folder with `vision/` and `lm/` Hugging Face checkpoints
+    vision_path: Optional[str] = None      # a local vision tower (SigLIP, CLIP, ...) written by `save_pretrained`
+    lm_path: Optional[str] = None          # a local causal LM (Llama, Qwen2, ...); its tokenizer is used when it has one
+    image_size: Optional[int] = None       # pixels the vision tower sees (frames are resized)
+    patch_size: Optional[int] = None
+    vision_dim: Optional[int] = None
+    vision_layers: Optional[int] = None
+    vision_heads: Optional[int] = None
+    lm_dim: Optional[int] = None
+    lm_layers: Optional[int] = None
+    lm_heads: Optional[int] = None
+    lm_kv_heads: Optional[int] = None
+    max_text_len: int = 64                 # instruction tokens (bytes for the byte-level tokenizer); longer ones are cut
 
     def _problems(self):
-        return [] if self.predict in ("latents", "actions") else [("predict", f"must be latents or actions, got {self.predict!r}")]
+        p = [(n, f"must be > 0, got {getattr(self, n)}") for n in ("image_size", "patch_size", "vision_dim", "vision_layers",
+             "vision_heads", "lm_dim", "lm_layers", "lm_heads", "lm_kv_heads") if getattr(self, n) is not None and not getattr(self, n) > 0]
+        if self.size not in FOUNDATION_SIZES: p.append(("size", f"unknown preset {self.size!r} (valid: {', '.join(FOUNDATION_SIZES)})"))
+        if self.max_text_len <= 0: p.append(("max_text_len", f"must be > 0, got {self.max_text_len}"))
+        if self.pretrained_path and (self.vision_path or self.lm_path):
+            p.append(("pretrained_path", "set either pretrained_path or vision_path/lm_path, not both"))
+        return p
+
+
+@dataclass
+class FoundationConfig:
+    "The foundation VLA: image + instruction -> latent action tokens (or binned actions)."
+    predict: FoundationPredict = FoundationPredict.latents
+    model: FoundationModelConfig = field(default_factory=FoundationModelConfig)
+    action_bins: int = 256         # bins per action dimension (predict=actions), uniform over the dataset's q01..q99
+    dataset: Optional[str] = None  # null: `${run_dir}/labels` (latents) or `${data.out_dir}/actions` (actions)
+
+    def _problems(self):
+        return [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
 
 
 @dataclass
