@@ -32,7 +32,9 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
     ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or `path=DIR`) and report problems", "data"),
     ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
+    ("foundation", "train"): Verb("lapa.trainer:foundation_train", "train the foundation VLA (Fabric: single, ddp or fsdp; also under torchrun/srun)", "foundation"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
+    ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928
