@@ -36,6 +36,8 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("laq", "report"): Verb("lapa.laq_report:laq_report", "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
+    ("foundation", "train"): Verb("lapa.trainer:foundation_train", "train the foundation VLA (Fabric: single, ddp or fsdp; also under torchrun/srun)", "foundation"),
+    ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

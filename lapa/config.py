@@ -387,9 +387,41 @@ class TrainingConfig:
     resume_weights_only: bool = False
     strategy: Strategy = Strategy.single
     seed: int = "${seed}"  # type: ignore[assignment]
+    datasets: list[str] = field(default_factory=list)  # dataset folders or manifests; empty: the run's `labels/video`
+    dataset_weights: Optional[list[float]] = None      # one per dataset (null: 1 each)
+    lr: float = 3e-4
+    min_lr_ratio: float = 0.1         # linear warm-up, then cosine decay to min_lr_ratio * lr at the last step
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0            # 0: no clipping
+    ema_decay: float = 0.0            # 0: no EMA; else an fp32 EMA of the weights, exported as the final model
+    precision: Precision = Precision.auto
+    accelerator: Accelerator = Accelerator.auto
+    devices: str = "auto"             # per node; auto: what torchrun/srun started, else 1
+    num_nodes: Optional[int] = None   # null: from the launcher (torchrun/srun), else 1
+    activation_checkpointing: bool = False
+    meta_init: bool = False           # build the model on the meta device, materialise after sharding (fsdp)
+    keep_last_k: int = 2              # window checkpoints kept
+    log_every: int = 10               # steps between logged metrics
+    num_workers: Optional[int] = None # loader workers per rank (null: loader.num_workers)
+    wandb: WandbMode = WandbMode.offline
+    wandb_project: str = "lapa"
+    model_builder: str = "lapa.foundation:build_foundation"  # `module:function(cfg, stats) -> model`
+    model_saver: str = "lapa.foundation:save_foundation"     # `module:function(model, folder)`, the final export
 
     def _problems(self):
-        p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size")
+        p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
+        for n in ("warmup_steps", "weight_decay", "grad_clip"):
+            if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
+        if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
+        if not 0 <= self.min_lr_ratio <= 1: p.append(("min_lr_ratio", f"must be in [0, 1], got {self.min_lr_ratio}"))
+        if self.num_nodes is not None and self.num_nodes < 1: p.append(("num_nodes", f"must be >= 1, got {self.num_nodes}"))
+        if self.dataset_weights is not None and len(self.dataset_weights) != max(1, len(self.datasets)):
+            p.append(("dataset_weights", f"{len(self.dataset_weights)} weights for {max(1, len(self.datasets))} dataset(s)"))
+        d = self.devices.replace(" ", "")
+        if not (d == "auto" or d.isdigit()): p.append(("devices", f"must be auto or a count, got {self.devices!r}"))
+        for n in ("model_builder", "model_saver"):
+            if getattr(self, n).count(":") != 1: p.append((n, f"must be `module:function`, got {getattr(self, n)!r}"))
         if self.total_train_samples is not None and self.num_epochs is not None:
             p.append(("num_epochs", "set either training.total_train_samples or training.num_epochs, not both"))
         if self.total_train_samples is None and self.num_epochs is None:
