@@ -34,6 +34,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
     ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
+    ("bench", "low-level"): Verb("lapa.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928
