@@ -332,6 +332,7 @@ class LowLevelConfig:
     warmup_steps: int = 50
     max_steps: int = 2000
     accelerator: Accelerator = Accelerator.auto
+    wandb: WandbMode = WandbMode.offline
     replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
     temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
     ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age) ...
