@@ -326,6 +326,7 @@ class LowLevelConfig:
     depth: int = 2                  # hidden layers of the head
     channels: list[int] = field(default_factory=lambda: [32, 64, 64])  # the image encoder's conv widths (stride 2 each)
     latent_dim: int = 32            # embedding width of one latent token
+    obs_dropout: float = 0.0        # training: share of samples whose image and state features are dropped (forces use of the latents)
     batch_size: int = 64
     lr: float = 1e-3
     weight_decay: float = 1e-4
@@ -349,6 +350,7 @@ class LowLevelConfig:
         if not self.channels or min(self.channels) < 1: p.append(("channels", f"must list positive widths, got {list(self.channels)}"))
         for n in ("weight_decay", "warmup_steps", "ensemble_decay"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
+        if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
         if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"): p.append(("device", f"must be auto, cpu or cuda[:N], got {self.device!r}"))
         return p
