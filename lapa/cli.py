@@ -38,6 +38,8 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
     ("foundation", "train"): Verb("lapa.trainer:foundation_train", "train the foundation VLA (Fabric: single, ddp or fsdp; also under torchrun/srun)", "foundation"),
     ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
+    ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
+    ("bench", "low-level"): Verb("lapa.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

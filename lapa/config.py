@@ -24,9 +24,9 @@ from .core import ConfigError
 __all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'DataConfig',
            'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
            'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelConfig', 'TrainingConfig', 'BenchDataConfig',
-           'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml',
-           'stage_dir']
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
+           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir',
+           'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -365,13 +365,69 @@ class FoundationConfig:
         return [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
 
 
+class LowLevelHead(str, Enum):
+    "How the low-level policy outputs its action chunk."
+    regression = "regression"  # one forward pass, L1 or MSE loss
+    flow = "flow"              # flow matching as pi0: a velocity field integrated from noise by Euler steps
+
+
+class ActionLoss(str, Enum):
+    "The regression head's loss."
+    l1 = "l1"
+    mse = "mse"
+
+
+class Normalization(str, Enum):
+    "How states and actions are normalised (statistics from the dataset, saved with the checkpoint)."
+    zscore = "zscore"      # (x - mean) / std
+    quantile = "quantile"  # q01..q99 mapped to [-1, 1]
+
+
 @dataclass
 class LowLevelConfig:
-    "The low-level policy (its chapter adds the model fields)."
-    labelled_fraction: float = 0.1  # share of episodes whose actions the low-level policy may use
+    "The low-level policy: latent tokens + observation -> action chunk (`lapa low-level train`) and how it is executed."
+    labelled_fraction: float = 0.1  # share of episodes (per task) whose actions the low-level policy may use
+    dataset: Optional[str] = None   # the labelled actions dataset; null: the run's `labels/actions`
+    use_latents: bool = True        # false: the scratch baseline (same encoder and head, no latent tokens)
+    use_image: bool = True
+    use_state: bool = True
+    head: LowLevelHead = LowLevelHead.regression
+    loss: ActionLoss = ActionLoss.l1
+    action_horizon: Optional[int] = None  # actions per chunk (1: single step); null: the dataset's action horizon
+    flow_steps: int = 10            # Euler steps of the flow head at inference
+    normalization: Normalization = Normalization.zscore
+    dim: int = 128                  # width of the encoders and the head
+    depth: int = 2                  # hidden layers of the head
+    channels: list[int] = field(default_factory=lambda: [32, 64, 64])  # the image encoder's conv widths (stride 2 each)
+    latent_dim: int = 32            # embedding width of one latent token
+    obs_dropout: float = 0.0        # training: share of samples whose image and state features are dropped (forces use of the latents)
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    warmup_steps: int = 50
+    max_steps: int = 2000
+    accelerator: Accelerator = Accelerator.auto
+    wandb: WandbMode = WandbMode.offline
+    replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
+    temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
+    ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age) ...
+    device: str = "auto"                # where LAPAPolicy runs: auto (cuda if available), cpu, cuda
 
     def _problems(self):
-        return [] if 0 < self.labelled_fraction <= 1 else [("labelled_fraction", f"must be in (0, 1], got {self.labelled_fraction}")]
+        p = _positive(self, "flow_steps", "dim", "latent_dim", "batch_size", "lr", "max_steps")
+        if not 0 < self.labelled_fraction <= 1: p.append(("labelled_fraction", f"must be in (0, 1], got {self.labelled_fraction}"))
+        for n in ("action_horizon", "replan_steps"):
+            if getattr(self, n) is not None and getattr(self, n) < 1: p.append((n, f"must be >= 1 or null, got {getattr(self, n)}"))
+        if self.action_horizon and self.replan_steps and self.replan_steps > self.action_horizon:
+            p.append(("replan_steps", f"{self.replan_steps} exceeds action_horizon={self.action_horizon}"))
+        if self.depth < 0: p.append(("depth", f"must be >= 0, got {self.depth}"))
+        if not self.channels or min(self.channels) < 1: p.append(("channels", f"must list positive widths, got {list(self.channels)}"))
+        for n in ("weight_decay", "warmup_steps", "ensemble_decay"):
+            if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
+        if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
+        if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
+        if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"): p.append(("device", f"must be auto, cpu or cuda[:N], got {self.device!r}"))
+        return p
 
 
 @dataclass
