@@ -33,6 +33,9 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or `path=DIR`) and report problems", "data"),
     ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
+    ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
+    ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
+    ("bench", "serve"): Verb("lapa.serving:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928
