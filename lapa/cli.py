@@ -34,12 +34,15 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
     ("laq", "label"): Verb("lapa.labels:laq_label", "write labelled copies of the run's datasets (KEY.latent.npy; resumable)", "labels"),
     ("laq", "report"): Verb("lapa.laq_report:laq_report", "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq"),
+    ("foundation", "train"): Verb("lapa.trainer:foundation_train", "train the foundation VLA (Fabric: single, ddp or fsdp; also under torchrun/srun)", "foundation"),
+    ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
+    ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
+    ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
-    ("foundation", "train"): Verb("lapa.trainer:foundation_train", "train the foundation VLA (Fabric: single, ddp or fsdp; also under torchrun/srun)", "foundation"),
     ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
-    ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
     ("bench", "low-level"): Verb("lapa.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
+    ("bench", "serve"): Verb("lapa.serving:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

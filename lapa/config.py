@@ -25,8 +25,8 @@ __all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'Vi
            'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
            'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
-           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchConfig', 'LapaConfig', 'validate', 'conf_dir',
-           'load_cfg', 'config_yaml', 'stage_dir']
+           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchConfig', 'ServeConfig',
+           'EvalConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -520,10 +520,75 @@ class BenchLAQConfig:
 
 
 @dataclass
+class BenchServeConfig:
+    "`lapa bench serve`: round-trip latency and requests/s through the server beside in-process inference."
+    policy: str = "dummy"       # dummy: a policy that costs `cost_ms` per call; run: the run's LAPAPolicy
+    cost_ms: float = 5.0        # inference time of the dummy policy (sleeps: the GIL is free, as on a GPU)
+    clients: list[int] = field(default_factory=lambda: [1, 8])  # concurrent clients per measurement
+    requests: int = 200         # requests per client
+    image_size: int = 224       # observation image of the dummy policy (H = W)
+    state_dim: int = 39
+    horizon: int = 4
+    action_dim: int = 4
+    workers: int = 8            # server inference threads
+
+    def _problems(self):
+        p = _positive(self, "requests", "image_size", "state_dim", "horizon", "action_dim", "workers")
+        if self.cost_ms < 0: p.append(("cost_ms", f"must be >= 0, got {self.cost_ms}"))
+        if not self.clients or min(self.clients) < 1: p.append(("clients", f"must list counts >= 1, got {list(self.clients)}"))
+        if self.policy not in ("dummy", "run"): p.append(("policy", f"must be dummy or run, got {self.policy!r}"))
+        return p
+
+
+@dataclass
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
     laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
+    serve: BenchServeConfig = field(default_factory=BenchServeConfig)
+
+
+@dataclass
+class ServeConfig:
+    "`lapa serve`: the websocket policy server (openpi's wire protocol)."
+    host: str = "127.0.0.1"      # 0.0.0.0 to accept other machines (no authentication: use a trusted network)
+    port: int = 8000
+    max_message_mb: float = 64.0  # larger requests close the connection (websocket close code 1009)
+    workers: int = 4             # inference threads: requests of different clients run concurrently
+
+    def _problems(self):
+        p = _positive(self, "max_message_mb", "workers")
+        if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
+        return p
+
+
+@dataclass
+class EvalConfig:
+    "`lapa eval`: closed-loop success in Meta-World on held-out seeds."
+    tasks: Optional[list[str]] = None     # null: data.sim.tasks
+    episodes_per_task: int = 10
+    seed_start: Optional[int] = None      # null: data.sim.eval_seed_start (disjoint from the training seeds)
+    max_steps: Optional[int] = None       # null: data.sim.max_steps
+    replan_steps: Optional[int] = None    # actions executed from each returned chunk before asking again (null: all)
+    expert: bool = True                   # also run the scripted expert on the same seeds, as a reference
+    videos_per_task: int = 2
+    video_format: str = "gif"             # gif or mp4
+    video_fps: float = 20.0
+    server: Optional[str] = None          # ws://HOST:PORT of a running `lapa serve` (null: load the policy in process)
+    client: str = "lapa"                  # lapa or openpi: which client talks to the server
+    connect_timeout_s: float = 30.0
+    request_timeout_s: float = 120.0
+    out_dir: str = "${run_dir}/eval"
+
+    def _problems(self):
+        p = _positive(self, "episodes_per_task", "video_fps", "connect_timeout_s", "request_timeout_s")
+        for n in ("max_steps", "replan_steps"):
+            if getattr(self, n) is not None and getattr(self, n) <= 0: p.append((n, f"must be > 0, got {getattr(self, n)}"))
+        if self.seed_start is not None and self.seed_start < 0: p.append(("seed_start", f"must be >= 0, got {self.seed_start}"))
+        if self.videos_per_task < 0: p.append(("videos_per_task", f"must be >= 0, got {self.videos_per_task}"))
+        if self.video_format not in ("gif", "mp4"): p.append(("video_format", f"must be gif or mp4, got {self.video_format!r}"))
+        if self.client not in ("lapa", "openpi"): p.append(("client", f"must be lapa or openpi, got {self.client!r}"))
+        return p
 
 
 @dataclass
@@ -539,6 +604,8 @@ class LapaConfig:
     low_level: LowLevelConfig = field(default_factory=LowLevelConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
 
 
 ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
