@@ -284,6 +284,7 @@ class FoundationVLA(nn.Module):
 
     def num_params(self) -> int: return sum(p.numel() for p in self.parameters())
 
+    @property
     def flops_per_sample(self) -> int:
         "Training flops of one sample: `6 · params · tokens` per part (vision + projector, LM decoder, head)."
         count = lambda m: sum(p.numel() for p in m.parameters())
@@ -407,9 +408,9 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
 
 
 def foundation_dataset(cfg: Any) -> Path:
-    "The dataset the foundation trains on: `foundation.dataset`, else the run's labels (latents) or actions view."
+    "The dataset the foundation trains on: `foundation.dataset`, else the run's labelled video (latents) or its actions view."
     if cfg.foundation.dataset: return Path(cfg.foundation.dataset)
-    if FoundationPredict(_get(cfg.foundation, "predict")) == FoundationPredict.latents: return stage_dir(cfg, "labels")
+    if FoundationPredict(_get(cfg.foundation, "predict")) == FoundationPredict.latents: return stage_dir(cfg, "labels") / "video"
     return Path(cfg.data.out_dir) / "actions"
 
 

@@ -180,7 +180,7 @@ def load_policy(cfg, **kw) -> LAPAPolicy:
         raise DataError("no low-level policy here: run `lapa low-level train` first", ll_dir)
     foundation = None
     if cfg.low_level.use_latents:
-        fnd_dir = Path(cfg.run_dir) / "foundation"
+        fnd_dir = Path(cfg.run_dir) / "foundation" / "model"   # the final weights of `lapa foundation train`
         if not fnd_dir.exists(): raise DataError("no foundation model here: run `lapa foundation train` first", fnd_dir)
         from lapa.foundation import load_foundation
         foundation = load_foundation(fnd_dir)

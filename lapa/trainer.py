@@ -574,8 +574,9 @@ def resolve_callable(spec: str) -> Callable:
 
 
 def foundation_datasets(cfg) -> list[Path]:
-    "The datasets the foundation trains on: `training.datasets`, else the run's labelled dataset `run_dir/labels/video`."
-    return [Path(p) for p in cfg.training.datasets] or [stage_dir(cfg, "labels") / "video"]
+    "The datasets the foundation trains on: `training.datasets` (a weighted mixture), else `foundation.dataset`'s default."
+    from lapa.foundation import foundation_dataset
+    return [Path(p) for p in cfg.training.datasets] or [foundation_dataset(cfg)]
 
 
 def _dataset_stats(paths: list[Path]) -> dict | None:
@@ -624,6 +625,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     if tc.activation_checkpointing and strategy != Strategy.fsdp: checkpoint_blocks(model.blocks())
     model = fabric.setup_module(model)
     module = model.module                                          # the (sharded) model itself: names without wrappers
+    if meta and hasattr(module, "init_weights"): module.init_weights()   # buffers and norms `reset_parameters` misses
     optimizer = fabric.setup_optimizers(make_optimizer(module, tc))
     scheduler = make_scheduler(optimizer, tc, plan.total_steps)
 
