@@ -11,6 +11,14 @@ import pytest
 ROOT = Path(__file__).parent
 
 
+def pytest_configure(config):
+    """One BLAS/OpenMP pool per core: under `pytest -n N` each worker gets cpu_count // N threads (set before torch
+    loads, inherited by the subprocesses a notebook starts). Oversubscribed pools spin against each other and slow
+    the training notebooks several-fold on a small machine."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+
 def pytest_collect_file(parent, file_path):
     if file_path.suffix == ".ipynb" and file_path.parent == ROOT / "nbs" and not file_path.name.startswith("_"):
         return NotebookFile.from_parent(parent, path=file_path)
