@@ -230,7 +230,7 @@ def render_sbatch(cfg: DictConfig, stage: str, overrides: list[str] = (), workdi
         "env": "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in sc.env.items()),
         "srun_flags": "".join(f" {shlex.quote(f)}" for f in flags),
         "python": shlex.quote(sc.python),
-        "overrides": " ".join(shlex.quote(o) for o in job_overrides),
+        "overrides": "".join(shlex.quote(o) + " " for o in job_overrides),
         "master_port": str(sc.master_port) if sc.master_port else "$((20000 + SLURM_JOB_ID % 20000))",
         "nodes": str(sc.nodes), "ntasks_per_node": str(sc.ntasks_per_node),
         "where": f", inside the container {sc.container_image}" if flags else ", on the host (no container image)",
