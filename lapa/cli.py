@@ -23,6 +23,7 @@ class Verb:
     target: str
     help: str
     stage: str = ""   # the run_dir subfolder whose out.log records the run ("" = no log file)
+    overrides: bool = False  # the verb loads its own config: it gets `(None, words + overrides)` (verbs that start jobs)
 
 
 VERBS: dict[tuple[str, ...], Verb] = {
@@ -38,6 +39,9 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
     ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
+    ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
+    ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a stage (laq, foundation, low-level): `slurm=PROFILE`, overrides go to srun", "", True),
+    ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/STAGE.sbatch, submit it with sbatch and print the job id", "", True),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
     ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
@@ -83,11 +87,12 @@ def run(argv: list[str]) -> int:
         path, args, overrides = parse_argv(argv)
         verb = VERBS[path]
         from lapa.config import load_cfg, stage_dir
-        cfg = load_cfg(overrides)
+        cfg = None if verb.overrides else load_cfg(overrides)
         if verb.stage: log_to_file(stage_dir(cfg, verb.stage) / "out.log")
         logging.getLogger("lapa").info("lapa %s", " ".join(argv))
         mod, name = verb.target.split(":")
-        rc = getattr(importlib.import_module(mod), name)(cfg, args)
+        fn = getattr(importlib.import_module(mod), name)
+        rc = fn(None, args + overrides) if verb.overrides else fn(cfg, args)
         return rc if isinstance(rc, int) else 0   # verbs return an exit code or their result
     except ConfigError as e:
         print(f"lapa: error: {e}", file=sys.stderr); return 2
@@ -99,3 +104,7 @@ def main() -> None:
     "Console entry point of `lapa`."
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     sys.exit(run(sys.argv[1:]))
+
+# %% ../nbs/02_cli.ipynb #5b7d2f10
+if __name__ == "__main__" and "__file__" in globals():   # a module run, not this notebook
+    main()

@@ -26,7 +26,7 @@ __all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'Vi
            'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
            'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
+           'EvalConfig', 'SlurmConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -592,6 +592,41 @@ class EvalConfig:
 
 
 @dataclass
+class SlurmConfig:
+    "A Slurm job of one stage (`lapa slurm render|submit STAGE`): a profile from `conf/slurm/`, every field overridable."
+    profile: str = "local"            # the profile's name (informational: `slurm=laq_full` picks the file)
+    partition: Optional[str] = None   # -p; null: the cluster's default partition
+    qos: Optional[str] = None         # -q (LRZ's MCML H100 nodes: mcml)
+    account: Optional[str] = None
+    nodes: int = 1
+    ntasks_per_node: int = 1          # one task per device: Fabric's and Lightning's SLURM detection need it
+    gpus_per_node: int = 0            # --gres=gpu:N (0: no GPU requested)
+    cpus_per_task: int = 2
+    mem: Optional[str] = None         # --mem (e.g. 0 = all of the node's memory, 64G); null: the default
+    time: str = "01:00:00"
+    job_name: Optional[str] = None    # null: lapa-<stage>
+    container_image: Optional[str] = None    # Pyxis: a .sqsh file (or registry image); null: no --container-* flags
+    container_mounts: Optional[str] = None   # Pyxis: SRC:DST[,SRC:DST...]
+    container_workdir: Optional[str] = None  # Pyxis: the working directory inside the container
+    python: str = "python"            # the interpreter srun starts (inside the container when there is one)
+    extra_sbatch: list[str] = field(default_factory=list)  # more #SBATCH options, e.g. ["--mail-type=END"]
+    env: dict[str, str] = field(default_factory=dict)      # exported before srun: NCCL settings, OMP_NUM_THREADS, ...
+    master_port: Optional[int] = None  # null: 20000 + job id % 20000
+    log_dir: str = "${run_dir}/slurm/logs"
+
+    def _problems(self):
+        p = _positive(self, "nodes", "ntasks_per_node", "cpus_per_task")
+        if self.gpus_per_node < 0: p.append(("gpus_per_node", f"must be >= 0, got {self.gpus_per_node}"))
+        if self.master_port is not None and not 1024 <= self.master_port <= 65535:
+            p.append(("master_port", f"must be in [1024, 65535], got {self.master_port}"))
+        if not self.container_image and (self.container_mounts or self.container_workdir):
+            p.append(("container_image", "container_mounts/container_workdir need a container_image"))
+        for k in self.env:
+            if not k.replace("_", "a").isalnum() or k[0].isdigit(): p.append(("env", f"{k!r} is not an environment variable name"))
+        return p
+
+
+@dataclass
 class LapaConfig:
     "The whole run."
     name: str = "demo"
@@ -606,6 +641,7 @@ class LapaConfig:
     bench: BenchConfig = field(default_factory=BenchConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
 
 
 ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
