@@ -158,14 +158,15 @@ def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
 # %% ../nbs/70_jobs.ipynb #5bc2f197
 @dataclass(frozen=True)
 class SlurmStage:
-    "A stage that runs as a Slurm job: its template in `slurm/` and its default profile in `conf/slurm/`."
+    "A Slurm stage: its template in `slurm/`, default profile in `conf/slurm/`, and the keys of its launch shape (devices, nodes)."
     template: str
     profile: str
+    launch: tuple[str, str] | None = None
 
 
 SLURM_STAGES: dict[str, SlurmStage] = {
-    "laq": SlurmStage("laq.sbatch", "laq_full"),
-    "foundation": SlurmStage("foundation.sbatch", "foundation_h100"),
+    "laq": SlurmStage("laq.sbatch", "laq_full", ("laq.train.devices", "laq.train.num_nodes")),
+    "foundation": SlurmStage("foundation.sbatch", "foundation_h100", ("training.devices", "training.num_nodes")),
     "low-level": SlurmStage("low_level.sbatch", "low_level"),
 }
 
@@ -225,6 +226,10 @@ def render_sbatch(cfg: DictConfig, stage: str, overrides: list[str] = (), workdi
     sc = cfg.slurm
     flags = container_flags(sc)
     job_overrides = [o for o in overrides if not o.split("=")[0].lstrip("+~").split(".")[0] == "slurm"]
+    launch = SLURM_STAGES[stage].launch
+    if launch:   # one rank per task: the trainer's devices and nodes follow the allocation unless set explicitly
+        given = {o.split("=")[0].lstrip("+~") for o in job_overrides}
+        job_overrides = [f"{k}={v}" for k, v in zip(launch, (sc.ntasks_per_node, sc.nodes)) if k not in given] + job_overrides
     values = {
         "sbatch": "\n".join(sbatch_lines(sc, stage, Path(workdir or os.getcwd()).resolve())),
         "env": "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in sc.env.items()),
