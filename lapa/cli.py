@@ -38,6 +38,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
     ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
+    ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
     ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),

@@ -26,7 +26,7 @@ __all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'Vi
            'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
            'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
+           'EvalConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -464,6 +464,7 @@ class TrainingConfig:
     wandb_project: str = "lapa"
     model_builder: str = "lapa.foundation:build_foundation"  # `module:function(cfg, stats) -> model`
     model_saver: str = "lapa.foundation:save_foundation"     # `module:function(model, folder)`, the final export
+    out_dir: str = "${run_dir}/foundation"  # the stage folder: checkpoints, final `model/`, summary (the pipeline's ActionVLA: `action_vla`)
 
     def _problems(self):
         p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
@@ -592,6 +593,15 @@ class EvalConfig:
 
 
 @dataclass
+class PipelineConfig:
+    "`lapa pipeline`: which stages run (in their fixed order) and which re-run even when up to date."
+    stages: Optional[list[str]] = None   # null: every stage (`lapa.pipeline.STAGE_NAMES`)
+    force: list[str] = field(default_factory=list)  # stages re-run although their output matches (`all`: every one)
+    report: bool = True                  # write `report.md` at the end
+    eval_threads: int = 1                # torch threads while evaluating (small CPU policies answer fastest on one; 0: torch's default)
+
+
+@dataclass
 class LapaConfig:
     "The whole run."
     name: str = "demo"
@@ -606,6 +616,7 @@ class LapaConfig:
     bench: BenchConfig = field(default_factory=BenchConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
 
 ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
