@@ -29,8 +29,8 @@ from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, 
 log = get_logger("lapa.pipeline")
 
 # %% auto #0
-__all__ = ['log', 'RECORD', 'STAGES', 'STAGE_NAMES', 'POLICIES', 'ActionVLAPolicy', 'Stage', 'stage_cfg', 'fingerprint',
-           'read_record', 'TimedPolicy', 'eval_stage_fn', 'stage_log', 'select_stages', 'run_pipeline',
+__all__ = ['log', 'RECORD', 'STARTED', 'STAGES', 'STAGE_NAMES', 'POLICIES', 'ActionVLAPolicy', 'Stage', 'stage_cfg',
+           'fingerprint', 'read_record', 'TimedPolicy', 'eval_stage_fn', 'stage_log', 'select_stages', 'run_pipeline',
            'read_csv_metrics', 'metric_series', 'gap_share', 'curves_figure', 'success_figure', 'report_markdown',
            'write_report', 'cli_pipeline']
 
@@ -80,7 +80,7 @@ class Stage:
     help: str = ""
 
 
-RECORD = ".pipeline.json"
+RECORD, STARTED = ".pipeline.json", ".pipeline.started.json"
 
 
 def stage_cfg(cfg: DictConfig, stage: Stage) -> DictConfig:
@@ -154,12 +154,8 @@ def eval_stage_fn(name: str, make_policy: Callable[[DictConfig], Any]) -> Callab
     "The function of an evaluation stage: evaluate `make_policy(cfg)` into `eval.out_dir`, with its latency."
     def run(cfg: DictConfig) -> dict:
         from lapa.eval import evaluate
-        threads, before = int(cfg.pipeline.eval_threads), torch.get_num_threads()
-        if threads: torch.set_num_threads(threads)
-        try:
-            policy = TimedPolicy(make_policy(cfg))
-            results = evaluate(policy, cfg, out_dir=cfg.eval.out_dir, policy_name=name)
-        finally: torch.set_num_threads(before)
+        policy = TimedPolicy(make_policy(cfg))
+        results = evaluate(policy, cfg, out_dir=cfg.eval.out_dir, policy_name=name)
         write_json(Path(cfg.eval.out_dir) / "latency.json", policy.latency())
         return results
     return run
@@ -285,6 +281,13 @@ def select_stages(cfg: DictConfig) -> tuple[list[Stage], set[str]]:
 
 def run_pipeline(cfg: DictConfig) -> dict:
     "Run the selected stages in order, skipping those whose output matches their fingerprint; return the summary."
+    threads, before = int(cfg.pipeline.torch_threads), torch.get_num_threads()
+    if threads: torch.set_num_threads(threads)
+    try: return _run_stages(cfg)
+    finally: torch.set_num_threads(before)
+
+
+def _run_stages(cfg: DictConfig) -> dict:
     stages, force = select_stages(cfg)
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -313,7 +316,9 @@ def run_pipeline(cfg: DictConfig) -> dict:
         why = "forced" if st.name in force else ("no finished output" if rec is None else "config or inputs changed")
         print(f"[pipeline] {st.name}: running ({why}) -> {out}", flush=True)
         log.info("pipeline: running %s (%s)", st.name, why)
-        _clear(out, run_dir)
+        resumable = (out / STARTED).is_file() and read_json(out / STARTED).get("fingerprint") == fp and st.name not in force
+        if not resumable: _clear(out, run_dir)
+        write_json(out / STARTED, dict(stage=st.name, fingerprint=fp))
         t0 = time.perf_counter()
         with stage_log(out / "out.log"):
             st.run(scfg)
@@ -322,6 +327,7 @@ def run_pipeline(cfg: DictConfig) -> dict:
         write_json(out / RECORD, dict(stage=st.name, fingerprint=fp, run_id=ids[st.name], inputs={i: ids[i] for i in st.inputs},
                                       config={k: _plain(scfg, k) for k in st.deps}, seconds=seconds,
                                       finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+        (out / STARTED).unlink(missing_ok=True)
         rows.append(dict(stage=st.name, status="ran", seconds=seconds, out=str(out)))
         print(f"[pipeline] {st.name}: done in {seconds:.0f} s", flush=True)
     summary = dict(stages=rows, seconds=round(time.perf_counter() - t_all, 1), run_dir=str(run_dir))
@@ -496,7 +502,11 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
             numbers["latency"][label] = lat
             ms = lambda v: "n/a" if v is None else f"{v:.1f} ms"
             lines.append(f"| {label} | {lat['requests']} | {ms(lat['infer_ms_p50'])} | {ms(lat['infer_ms_p90'])} |")
-    lines += ["", "Executed notebooks of the stages (papermill, `lapa nb run`) go next to this report when the run is a job.", ""]
+    notebooks = sorted(p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    lines += ["", "## Executed notebooks", ""]
+    lines += [f"- [{p.relative_to(rd)}]({p.relative_to(rd)})" for p in notebooks] or \
+             ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
+    lines.append("")
     return "\n".join(lines), numbers
 
 
