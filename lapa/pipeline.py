@@ -353,9 +353,10 @@ def metric_series(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gap_share(lapa: float, scratch: float, action_vla: float) -> float | None:
-    "`(LAPA - scratch) / (ActionVLA - scratch)`: the share of the scratch -> ActionVLA gap LAPA closes (None when the gap is 0)."
+    """`(LAPA - scratch) / (ActionVLA - scratch)`: the share of the scratch -> ActionVLA gap LAPA closes. None (undefined)
+    when ActionVLA does not beat scratch: with no gap, or a negative one, the ratio would read as a share it is not."""
     den = action_vla - scratch
-    return None if abs(den) < 1e-12 else (lapa - scratch) / den
+    return None if den <= 1e-12 else (lapa - scratch) / den
 
 # %% ../nbs/80_pipeline.ipynb #1105db5e
 POLICIES = [("LAPA", "lapa"), ("scratch", "scratch"), ("ActionVLA", "action_vla"), ("expert", "expert")]
@@ -491,7 +492,7 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
     if {"LAPA", "scratch", "ActionVLA"} <= set(s):
         lines.append(f"**Gap closed by LAPA**: (LAPA - scratch) / (ActionVLA - scratch) = ({_pct(s['LAPA'])} - {_pct(s['scratch'])}) / "
                      f"({_pct(s['ActionVLA'])} - {_pct(s['scratch'])}) = "
-                     + ("undefined (ActionVLA and scratch succeed equally often)" if share is None else f"**{share:.2f}**"))
+                     + ("undefined: ActionVLA does not beat scratch, so there is no gap to close" if share is None else f"**{share:.2f}**"))
     lines += ["", "## Policy latency", "", "Per request in the closed-loop evaluation (this machine, in process; LAPA and scratch "
               "return an action chunk per request, ActionVLA and the expert one action).", "",
               "| policy | requests | infer p50 | infer p90 |", "|---|---:|---:|---:|"]
