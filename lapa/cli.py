@@ -40,6 +40,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
+    ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a stage (laq, foundation, low-level): `slurm=PROFILE`, overrides go to srun", "", True),
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/STAGE.sbatch, submit it with sbatch and print the job id", "", True),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),

@@ -26,7 +26,8 @@ __all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'Vi
            'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
            'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'SlurmConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
+           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg',
+           'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -464,6 +465,7 @@ class TrainingConfig:
     wandb_project: str = "lapa"
     model_builder: str = "lapa.foundation:build_foundation"  # `module:function(cfg, stats) -> model`
     model_saver: str = "lapa.foundation:save_foundation"     # `module:function(model, folder)`, the final export
+    out_dir: str = "${run_dir}/foundation"  # the stage folder: checkpoints, final `model/`, summary (the pipeline's ActionVLA: `action_vla`)
 
     def _problems(self):
         p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
@@ -627,6 +629,15 @@ class SlurmConfig:
 
 
 @dataclass
+class PipelineConfig:
+    "`lapa pipeline`: which stages run (in their fixed order) and which re-run even when up to date."
+    stages: Optional[list[str]] = None   # null: every stage (`lapa.pipeline.STAGE_NAMES`)
+    force: list[str] = field(default_factory=list)  # stages re-run although their output matches (`all`: every one)
+    report: bool = True                  # write `report.md` at the end
+    torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
+
+
+@dataclass
 class LapaConfig:
     "The whole run."
     name: str = "demo"
@@ -642,6 +653,7 @@ class LapaConfig:
     serve: ServeConfig = field(default_factory=ServeConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
 
 ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)

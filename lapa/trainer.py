@@ -34,12 +34,12 @@ from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, loa
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'STATE_VERSION', 'PEAK_FLOPS', 'BENCH_PRESETS',
            'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine', 'make_optimizer', 'make_scheduler', 'EMA',
-           'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'checkpoints_dir',
-           'list_checkpoints', 'resolve_resume', 'full_model_state', 'load_model_state', 'full_optimizer_state',
-           'load_optimizer_state', 'save_safetensors', 'write_checkpoint', 'read_checkpoint', 'peak_flops', 'Timer',
-           'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in', 'resolve_callable',
-           'foundation_datasets', 'train_foundation', 'foundation_train', 'main', 'synthetic_batches', 'bare_steps',
-           'bench_train', 'bench_table', 'cli_bench_train']
+           'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
+           'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state', 'load_model_state',
+           'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint', 'read_checkpoint',
+           'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in',
+           'resolve_callable', 'foundation_datasets', 'train_foundation', 'foundation_train', 'main',
+           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -232,9 +232,14 @@ CKPT_MODEL, CKPT_EMA, CKPT_OPTIM, CKPT_STATE = "model.safetensors", "ema.safeten
 STATE_VERSION = 1
 
 
+def foundation_dir(cfg) -> Path:
+    "The stage folder of the training run: `training.out_dir` (default `run_dir/foundation`)."
+    return Path(cfg.training.out_dir)
+
+
 def checkpoints_dir(cfg) -> Path:
-    "Where the window checkpoints of the run go: `run_dir/foundation/checkpoints`."
-    return stage_dir(cfg, "foundation") / "checkpoints"
+    "Where the window checkpoints of the run go: `training.out_dir/checkpoints`."
+    return foundation_dir(cfg) / "checkpoints"
 
 
 def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
@@ -601,9 +606,9 @@ def _start_wandb(cfg, out_dir: Path, run_id: str):
 def train_foundation(cfg, build_model: Callable | None = None, save_model: Callable | None = None,
                      on_step: Callable[[dict], None] | None = None) -> dict:
     """Train the foundation model as `cfg.training` says; write window checkpoints, the final model and `summary.json`
-    under `run_dir/foundation`. `build_model(cfg, stats)` / `save_model(model, folder)` default to `training.model_builder`
+    under `training.out_dir` (default `run_dir/foundation`). `build_model(cfg, stats)` / `save_model(model, folder)` default to `training.model_builder`
     / `training.model_saver`; `on_step(info)` sees every step on every rank (tests)."""
-    tc, out_dir = cfg.training, stage_dir(cfg, "foundation")
+    tc, out_dir = cfg.training, foundation_dir(cfg)
     ckpt_root = checkpoints_dir(cfg)
     resume = resolve_resume(tc, ckpt_root)                    # a bad path fails before anything is built
     if build_model is None: build_model = resolve_callable(tc.model_builder)
@@ -723,7 +728,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_cfg(argv)
         if int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", 0))) == 0:
-            log_to_file(stage_dir(cfg, "foundation") / "out.log")
+            log_to_file(foundation_dir(cfg) / "out.log")
         train_foundation(cfg)
         return 0
     except ConfigError as e:
