@@ -15,7 +15,8 @@ def pytest_configure(config):
     """One BLAS/OpenMP pool per core: under `pytest -n N` each worker gets cpu_count // N threads (set before torch
     loads, inherited by the subprocesses a notebook starts). Oversubscribed pools spin against each other and slow
     the training notebooks several-fold on a small machine."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    n = os.environ.get("PYTEST_XDIST_WORKER_COUNT") or getattr(config.option, "numprocesses", None) or 1
+    workers = int(n) if str(n).isdigit() else (os.cpu_count() or 1)   # -n auto: one worker per core
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
