@@ -29,10 +29,10 @@ from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, 
 log = get_logger("lapa.pipeline")
 
 # %% auto #0
-__all__ = ['log', 'RECORD', 'STARTED', 'STAGES', 'STAGE_NAMES', 'POLICIES', 'ActionVLAPolicy', 'Stage', 'stage_cfg',
-           'fingerprint', 'read_record', 'TimedPolicy', 'eval_stage_fn', 'stage_log', 'select_stages', 'run_pipeline',
-           'read_csv_metrics', 'metric_series', 'gap_share', 'curves_figure', 'success_figure', 'report_markdown',
-           'write_report', 'cli_pipeline']
+__all__ = ['log', 'RECORD', 'STARTED', 'STAGES', 'STAGE_NAMES', 'POLICIES', 'REPORT_NOTEBOOK', 'ActionVLAPolicy', 'Stage',
+           'stage_cfg', 'fingerprint', 'read_record', 'TimedPolicy', 'eval_stage_fn', 'stage_log', 'select_stages',
+           'run_pipeline', 'read_csv_metrics', 'metric_series', 'gap_share', 'curves_figure', 'success_figure',
+           'report_markdown', 'write_report', 'report_parts', 'show_report', 'run_report_notebook', 'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 class ActionVLAPolicy:
@@ -334,6 +334,7 @@ def _run_stages(cfg: DictConfig) -> dict:
     if cfg.pipeline.report:
         t0 = time.perf_counter()
         write_report(cfg)
+        if cfg.pipeline.notebook: run_report_notebook(run_dir)
         summary["report_seconds"] = round(time.perf_counter() - t0, 1)
     write_json(run_dir / "pipeline.json", summary)
     return summary
@@ -503,7 +504,9 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
             numbers["latency"][label] = lat
             ms = lambda v: "n/a" if v is None else f"{v:.1f} ms"
             lines.append(f"| {label} | {lat['requests']} | {ms(lat['infer_ms_p50'])} | {ms(lat['infer_ms_p90'])} |")
-    notebooks = sorted(p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    notebooks = {p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith(".")}
+    if cfg.pipeline.notebook: notebooks.add(rd / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb")   # executed right after this
+    notebooks = sorted(notebooks)
     lines += ["", "## Executed notebooks", ""]
     lines += [f"- [{p.relative_to(rd)}]({p.relative_to(rd)})" for p in notebooks] or \
              ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
@@ -522,6 +525,43 @@ def write_report(cfg: DictConfig) -> Path:
     with atomic_write(rd / "report.md", "w") as f: f.write(text)
     print(f"[pipeline] report: {rd / 'report.md'}", flush=True)
     return rd / "report.md"
+
+# %% ../nbs/80_pipeline.ipynb #6242e5e7
+REPORT_NOTEBOOK = "81_report"
+
+
+def report_parts(run_dir: str | os.PathLike) -> list[tuple[str, Any]]:
+    "`report.md` of `run_dir` as `[('markdown', text) | ('image', png path)]`, in order."
+    import re
+    rd = Path(run_dir)
+    if not (rd / "report.md").is_file(): raise DataError("no report.md here: run `lapa pipeline` first", rd)
+    parts, text = [], []
+    for line in (rd / "report.md").read_text().splitlines():
+        m = re.fullmatch(r"!\[[^\]]*\]\(([^)]+)\)", line.strip())
+        if m and (rd / m.group(1)).is_file():
+            if text: parts.append(("markdown", "\n".join(text))); text = []
+            parts.append(("image", rd / m.group(1)))
+        else: text.append(line)
+    if text: parts.append(("markdown", "\n".join(text)))
+    return parts
+
+
+def show_report(run_dir: str | os.PathLike) -> None:
+    "Display the run's report in a notebook: its markdown, with the figures embedded."
+    from IPython.display import Image, Markdown, display
+    for kind, value in report_parts(run_dir):
+        display(Markdown(value) if kind == "markdown" else Image(filename=str(value)))
+
+
+def run_report_notebook(run_dir: str | os.PathLike) -> Path | None:
+    "Execute the report chapter into `run_dir/notebooks/` (None, with a warning, when the notebooks are not installed)."
+    from lapa.jobs import execute_notebook, find_notebook
+    try: nb = find_notebook(REPORT_NOTEBOOK)
+    except ConfigError as e:
+        log.warning("the report notebook is not executed: %s", e); return None
+    out = execute_notebook(nb, Path(run_dir) / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb", {"run_dir": str(Path(run_dir).resolve())})
+    print(f"[pipeline] report notebook: {out}", flush=True)
+    return out
 
 # %% ../nbs/80_pipeline.ipynb #80a984bc
 def cli_pipeline(cfg: DictConfig, args: list[str] | None = None) -> int:
