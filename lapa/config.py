@@ -402,6 +402,7 @@ class LowLevelConfig:
     channels: list[int] = field(default_factory=lambda: [32, 64, 64])  # the image encoder's conv widths (stride 2 each)
     latent_dim: int = 32            # embedding width of one latent token
     obs_dropout: float = 0.0        # training: share of samples whose image and state features are dropped (forces use of the latents)
+    latent_source: str = "laq"      # latents the policy trains on: laq (the labels) or foundation (the run's foundation's predictions, as at test time)
     batch_size: int = 64
     lr: float = 1e-3
     weight_decay: float = 1e-4
@@ -426,6 +427,7 @@ class LowLevelConfig:
         for n in ("weight_decay", "warmup_steps", "ensemble_decay"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
+        if self.latent_source not in ("laq", "foundation"): p.append(("latent_source", f"must be laq or foundation, got {self.latent_source!r}"))
         if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"): p.append(("device", f"must be auto, cpu or cuda[:N], got {self.device!r}"))
         return p

@@ -30,8 +30,8 @@ __all__ = ['log', 'HEADS', 'LOSSES', 'WEIGHTS', 'MODEL_JSON', 'FORMAT', 'ARRAY_K
            'mlp', 'posemb_sincos', 'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel',
            'toy_latents', 'toy_labelled_dataset', 'labelled_episodes', 'episode_of_key', 'read_labelled',
            'save_low_level', 'load_low_level', 'LowLevelModule', 'ArrayDataset', 'prepare_arrays', 'predict_chunks',
-           'evaluate_low_level', 'low_level_dir', 'low_level_dataset_dir', 'train_low_level', 'low_level_train',
-           'bench_low_level', 'cli_bench_low_level']
+           'evaluate_low_level', 'low_level_dir', 'low_level_dataset_dir', 'load_run_foundation', 'foundation_latents',
+           'train_low_level', 'low_level_train', 'bench_low_level', 'cli_bench_low_level']
 
 # %% ../nbs/40_low_level.ipynb #647d5210
 HEADS, LOSSES = ("regression", "flow"), ("l1", "mse")
@@ -301,7 +301,7 @@ def episode_of_key(key: str) -> str:
 def read_labelled(dataset: str | os.PathLike, split: str = "train", episodes: list[str] | None = None,
                   horizon: int | None = None, need_latents: bool = True) -> dict[str, Any]:
     """The samples of `split` (only `episodes`, if given) in memory: `image` uint8 (N, 3, H, W) (the current frame),
-    `state` (N, S), `actions` (N, horizon, A), `latent` int64 (N, tokens), `episode` (N,) and `task` (N,)."""
+    `state` (N, S), `actions` (N, horizon, A), `latent` int64 (N, tokens), `episode`, `task` and `instruction` (N,)."""
     from lapa.loading import read_shard, read_shards
     from lapa.shards import decode_sample
     dataset = Path(dataset)
@@ -322,6 +322,7 @@ def read_labelled(dataset: str | os.PathLike, split: str = "train", episodes: li
             if "state" in s: cols["state"].append(s["state"])
             if "latent" in s: cols["latent"].append(s["latent"].astype(np.int64))
             cols["episode"].append(s["meta"]["episode"]); cols["task"].append(s["meta"]["task"])
+            cols["instruction"].append(s["meta"]["instruction"])
     if not cols["image"]: raise DataError(f"no {split} samples" + (f" of the {len(keep)} labelled episodes" if keep else ""), dataset)
     out = {k: np.stack(v) if k in ("image", "state", "actions", "latent") else np.array(v) for k, v in cols.items()}
     out["actions"] = out["actions"].astype(np.float32)
@@ -475,6 +476,23 @@ def _loggers(cfg, out_dir: Path, mode: str) -> list:
     return loggers
 
 
+def load_run_foundation(cfg):
+    "The foundation `lapa foundation train` left in `cfg.run_dir` (`foundation/model`), in eval mode on the CPU."
+    from lapa.foundation import load_foundation
+    folder = Path(cfg.run_dir) / "foundation" / "model"
+    if not folder.is_dir():
+        raise DataError("low_level.latent_source=foundation needs the run's foundation: run `lapa foundation train` first", folder)
+    return load_foundation(folder).eval()
+
+
+@torch.inference_mode()
+def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 256) -> np.ndarray:
+    "The latents `foundation` predicts for the frames and instructions of `data` (`read_labelled`'s): int64 (N, tokens)."
+    out = [foundation.predict_latents(torch.from_numpy(data["image"][i:i + batch_size]), list(data["instruction"][i:i + batch_size]))[0]
+           for i in range(0, len(data["image"]), batch_size)]
+    return torch.cat([torch.as_tensor(o).cpu() for o in out]).numpy().astype(np.int64)
+
+
 MIN_STD = 0.01   # the floor of the normalisation spread (`lapa.transforms.floor_spread`), in state / action units
 
 
@@ -494,6 +512,16 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     train = read_labelled(dataset, "train", episodes, arch.action_horizon, need_latents=arch.use_latents)
     has_val = "val" in info.get("splits", {})
     val = read_labelled(dataset, "val", None, arch.action_horizon, need_latents=arch.use_latents) if has_val else None
+    agreement = None
+    if arch.use_latents and lc.latent_source == "foundation":   # train on what the policy will see: the foundation's latents
+        fnd = load_run_foundation(cfg)
+        agreement = {}
+        for split, d in (("train", train), ("val", val)):
+            if d is None: continue
+            pred = foundation_latents(fnd, d)
+            agreement[split] = round(float((pred == d["latent"]).mean()), 4)   # token agreement with LAQ's labels
+            d["latent"] = pred
+        log.info("low-level trains on the foundation's latents (token agreement with LAQ's labels: %s)", agreement)
     if arch.use_latents and int(train["latent"].max()) >= arch.codebook_size:
         raise DataError(f"latent codes reach {int(train['latent'].max())}, the codebook has {arch.codebook_size}", dataset)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -523,6 +551,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     model = module.model.cpu().eval()
     ev = evaluate_low_level(model, val if val is not None else train)
     summary = dict(steps=trainer.global_step, seconds=round(seconds, 1), head=arch.head, use_latents=arch.use_latents,
+                   latent_source=lc.latent_source if arch.use_latents else None, foundation_agreement=agreement,
                    labelled_episodes=len(episodes), train_samples=int(len(train["actions"])),
                    eval_split="val" if val is not None else "train", eval=ev, params=model.num_params(), dataset=str(dataset),
                    device=accel)

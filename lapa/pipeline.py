@@ -224,7 +224,7 @@ STAGES: list[Stage] = [
     Stage("action_vla", _foundation_train, _FOUNDATION_KEYS, ("data",), lambda c: Path(c.training.out_dir), ("model", "summary.json"),
           sets=lambda c: {"foundation.predict": "actions", "foundation.dataset": None, "training.out_dir": str(_rd(c) / "action_vla")},
           help="the same foundation on action bins of every episode (ActionVLA baseline)"),
-    Stage("low_level", _low_level_train, ("seed", "low_level"), ("labels",), _low_level_out, ("model.json", "summary.json"),
+    Stage("low_level", _low_level_train, ("seed", "low_level"), ("labels", "foundation"), _low_level_out, ("model.json", "summary.json"),
           sets=lambda c: {"low_level.use_latents": True}, help="low-level policy on the labelled subset (LAPA)"),
     Stage("scratch", _low_level_train, ("seed", "low_level"), ("labels",), _low_level_out, ("model.json", "summary.json"),
           sets=lambda c: {"low_level.use_latents": False}, help="the low-level architecture without latents (scratch baseline)"),
