@@ -477,11 +477,10 @@ def _loggers(cfg, out_dir: Path, mode: str) -> list:
 
 
 def load_run_foundation(cfg):
-    "The foundation `lapa foundation train` left in `cfg.run_dir` (`foundation/model`), in eval mode on the CPU."
+    "The final weights of the run's `lapa foundation train` (`training.out_dir/model`), in eval mode on the CPU."
     from lapa.foundation import load_foundation
-    folder = Path(cfg.run_dir) / "foundation" / "model"
-    if not folder.is_dir():
-        raise DataError("low_level.latent_source=foundation needs the run's foundation: run `lapa foundation train` first", folder)
+    folder = Path(cfg.training.out_dir) / "model"
+    if not folder.is_dir(): raise DataError("no foundation model here: run `lapa foundation train` first", folder)
     return load_foundation(folder).eval()
 
 

@@ -161,34 +161,13 @@ def eval_stage_fn(name: str, make_policy: Callable[[DictConfig], Any]) -> Callab
     return run
 
 # %% ../nbs/80_pipeline.ipynb #34d51886
-def _data_build(cfg):
-    from lapa.data import data_build
-    return data_build(cfg)
-
-
-def _laq_train(cfg):
-    from lapa.laq import laq_train
-    return laq_train(cfg)
-
-
-def _laq_label(cfg):
-    from lapa.labels import laq_label
-    return laq_label(cfg)
-
-
-def _laq_report(cfg):
-    from lapa.laq_report import laq_report
-    return laq_report(cfg)
-
-
-def _foundation_train(cfg):
-    from lapa.trainer import foundation_train
-    return foundation_train(cfg)
-
-
-def _low_level_train(cfg):
-    from lapa.low_level import low_level_train
-    return low_level_train(cfg)
+def _verb(target: str) -> Callable[[DictConfig], Any]:
+    "The stage function `module:name` (a CLI verb's target), imported when the stage runs and called with its config."
+    def run(cfg):
+        import importlib
+        mod, name = target.split(":")
+        return getattr(importlib.import_module(mod), name)(cfg)
+    return run
 
 
 def _rd(cfg) -> Path: return Path(cfg.run_dir)
@@ -209,24 +188,24 @@ def _eval_sets(name: str, extra: dict | None = None) -> Callable[[DictConfig], d
 
 
 STAGES: list[Stage] = [
-    Stage("data", _data_build, ("data",), (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),
+    Stage("data", _verb("lapa.data:data_build"), ("data",), (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),
           help="Meta-World expert episodes -> shards (video view without actions, actions view)"),
-    Stage("laq", _laq_train, _LAQ_KEYS, ("data",), lambda c: _rd(c) / "laq", ("summary.json",),
+    Stage("laq", _verb("lapa.laq:laq_train"), _LAQ_KEYS, ("data",), lambda c: _rd(c) / "laq", ("summary.json",),
           help="LAQ on the video view"),
-    Stage("labels", _laq_label, ("laq.label",), ("data", "laq"), lambda c: Path(c.laq.label.out_dir),
+    Stage("labels", _verb("lapa.labels:laq_label"), ("laq.label",), ("data", "laq"), lambda c: Path(c.laq.label.out_dir),
           ("video/dataset.json", "actions/dataset.json"), help="latent labels of both views"),
-    Stage("laq_report", _laq_report, ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
+    Stage("laq_report", _verb("lapa.laq_report:laq_report"), ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
           ("report.md",), help="LAQ diagnostics"),
-    Stage("foundation", _foundation_train, _FOUNDATION_KEYS + ("laq.num_tokens", "laq.codebook_size"), ("labels",),
+    Stage("foundation", _verb("lapa.trainer:foundation_train"), _FOUNDATION_KEYS + ("laq.num_tokens", "laq.codebook_size"), ("labels",),
           lambda c: Path(c.training.out_dir), ("model", "summary.json"),
           sets=lambda c: {"foundation.predict": "latents", "training.out_dir": str(_rd(c) / "foundation")},
           help="foundation VLA on the latents of every episode (LAPA)"),
-    Stage("action_vla", _foundation_train, _FOUNDATION_KEYS, ("data",), lambda c: Path(c.training.out_dir), ("model", "summary.json"),
+    Stage("action_vla", _verb("lapa.trainer:foundation_train"), _FOUNDATION_KEYS, ("data",), lambda c: Path(c.training.out_dir), ("model", "summary.json"),
           sets=lambda c: {"foundation.predict": "actions", "foundation.dataset": None, "training.out_dir": str(_rd(c) / "action_vla")},
           help="the same foundation on action bins of every episode (ActionVLA baseline)"),
-    Stage("low_level", _low_level_train, ("seed", "low_level"), ("labels", "foundation"), _low_level_out, ("model.json", "summary.json"),
+    Stage("low_level", _verb("lapa.low_level:low_level_train"), ("seed", "low_level"), ("labels", "foundation"), _low_level_out, ("model.json", "summary.json"),
           sets=lambda c: {"low_level.use_latents": True}, help="low-level policy on the labelled subset (LAPA)"),
-    Stage("scratch", _low_level_train, ("seed", "low_level"), ("labels",), _low_level_out, ("model.json", "summary.json"),
+    Stage("scratch", _verb("lapa.low_level:low_level_train"), ("seed", "low_level"), ("labels",), _low_level_out, ("model.json", "summary.json"),
           sets=lambda c: {"low_level.use_latents": False}, help="the low-level architecture without latents (scratch baseline)"),
     Stage("eval_expert", eval_stage_fn("expert", _expert_policy), _EVAL_KEYS, (), lambda c: Path(c.eval.out_dir),
           ("results.json", "latency.json"), sets=_eval_sets("expert"), help="the scripted expert on the held-out seeds"),

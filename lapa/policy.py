@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from .core import DataError, atomic_write, get_logger
-from .low_level import LowLevelPolicyModel, load_low_level, low_level_dir
+from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, Normalize, RepackTransform, ResizeImages,
                              Unnormalize, compose, flatten_dict, unflatten_dict)
 
@@ -178,12 +178,7 @@ def load_policy(cfg, **kw) -> LAPAPolicy:
     ll_dir = low_level_dir(cfg)
     if not (ll_dir / "model.json").exists():
         raise DataError("no low-level policy here: run `lapa low-level train` first", ll_dir)
-    foundation = None
-    if cfg.low_level.use_latents:
-        fnd_dir = Path(cfg.run_dir) / "foundation" / "model"   # the final weights of `lapa foundation train`
-        if not fnd_dir.exists(): raise DataError("no foundation model here: run `lapa foundation train` first", fnd_dir)
-        from lapa.foundation import load_foundation
-        foundation = load_foundation(fnd_dir)
+    foundation = load_run_foundation(cfg) if cfg.low_level.use_latents else None
     return LAPAPolicy(foundation, ll_dir, device=kw.pop("device", cfg.low_level.device), **kw)
 
 # %% ../nbs/51_policy.ipynb #ca1ea233
