@@ -842,5 +842,5 @@ def cli_bench_train(cfg, args: list[str] | None = None) -> int:
     for p in presets:
         results.append(bench_train(p))
         print(bench_table(results[-1:]), flush=True)
-    print("\n" + bench_table(results))
+    if len(results) > 1: print("\n" + bench_table(results))   # all presets together
     return 0
