@@ -25,7 +25,7 @@ log = get_logger("lapa.jobs")
 
 # %% auto #0
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'SLURM_STAGES', 'repo_root', 'find_notebook', 'parse_nb_args', 'notebook_parameters',
-           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'SlurmStage', 'slurm_stage', 'stage_cfg',
+           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'SlurmStage', 'slurm_stage', 'slurm_job_cfg',
            'render_template', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit',
            'slurm_render', 'slurm_submit']
 
@@ -178,7 +178,7 @@ def slurm_stage(name: str) -> str:
     return s
 
 
-def stage_cfg(stage: str, overrides: list[str]) -> DictConfig:
+def slurm_job_cfg(stage: str, overrides: list[str]) -> DictConfig:
     "The config of a stage's job: the stage's default Slurm profile unless an override picks one (`slurm=local`)."
     picked = any(o.split("=")[0].lstrip("+~") == "slurm" for o in overrides)
     return load_cfg(list(overrides) if picked else [f"slurm={SLURM_STAGES[slurm_stage(stage)].profile}", *overrides])
@@ -262,14 +262,14 @@ def _stage_args(args: list[str]) -> tuple[str, list[str]]:
 def slurm_render(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm render STAGE [overrides]`: print the stage's sbatch script."
     stage, overrides = _stage_args(args)
-    print(render_sbatch(stage_cfg(stage, overrides), stage, overrides), end="")
+    print(render_sbatch(slurm_job_cfg(stage, overrides), stage, overrides), end="")
     return 0
 
 
 def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm submit STAGE [overrides]`: write `run_dir/slurm/STAGE.sbatch`, submit it, print the job id."
     stage, overrides = _stage_args(args)
-    cfg = stage_cfg(stage, overrides)
+    cfg = slurm_job_cfg(stage, overrides)
     script = Path(cfg.run_dir) / "slurm" / f"{stage.replace('-', '_')}.sbatch"
     with atomic_write(script, "w") as f: f.write(render_sbatch(cfg, stage, overrides))
     script.chmod(0o755)

@@ -136,13 +136,9 @@ class TimedPolicy:
                     call_ms_p50=pct(self.call_ms, 50), call_ms_p90=pct(self.call_ms, 90))
 
 
-def _lapa_policy(cfg):
-    from lapa.policy import load_policy
-    return load_policy(cfg)
-
-
 def _action_vla_policy(cfg):
-    return ActionVLAPolicy(Path(cfg.training.out_dir) / "model", device=cfg.low_level.device)
+    from lapa.low_level import load_run_foundation
+    return ActionVLAPolicy(load_run_foundation(cfg), device=cfg.low_level.device)
 
 
 def _expert_policy(cfg):
@@ -209,10 +205,10 @@ STAGES: list[Stage] = [
           sets=lambda c: {"low_level.use_latents": False}, help="the low-level architecture without latents (scratch baseline)"),
     Stage("eval_expert", eval_stage_fn("expert", _expert_policy), _EVAL_KEYS, (), lambda c: Path(c.eval.out_dir),
           ("results.json", "latency.json"), sets=_eval_sets("expert"), help="the scripted expert on the held-out seeds"),
-    Stage("eval_lapa", eval_stage_fn("LAPA", _lapa_policy), _EVAL_KEYS + ("low_level",), ("foundation", "low_level"),
+    Stage("eval_lapa", eval_stage_fn("LAPA", _verb("lapa.policy:load_policy")), _EVAL_KEYS + ("low_level",), ("foundation", "low_level"),
           lambda c: Path(c.eval.out_dir), ("results.json", "latency.json"),
           sets=_eval_sets("lapa", {"low_level.use_latents": True}), help="LAPA closed loop"),
-    Stage("eval_scratch", eval_stage_fn("scratch", _lapa_policy), _EVAL_KEYS + ("low_level",), ("scratch",),
+    Stage("eval_scratch", eval_stage_fn("scratch", _verb("lapa.policy:load_policy")), _EVAL_KEYS + ("low_level",), ("scratch",),
           lambda c: Path(c.eval.out_dir), ("results.json", "latency.json"),
           sets=_eval_sets("scratch", {"low_level.use_latents": False}), help="scratch closed loop"),
     Stage("eval_action_vla", eval_stage_fn("ActionVLA", _action_vla_policy), _EVAL_KEYS + ("low_level.device",), ("action_vla",),
