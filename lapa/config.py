@@ -559,6 +559,7 @@ class ServeConfig:
     port: int = 8000
     max_message_mb: float = 64.0  # larger requests close the connection (websocket close code 1009)
     workers: int = 4             # inference threads: requests of different clients run concurrently
+    record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
 
     def _problems(self):
         p = _positive(self, "max_message_mb", "workers")
@@ -573,7 +574,7 @@ class EvalConfig:
     episodes_per_task: int = 10
     seed_start: Optional[int] = None      # null: data.sim.eval_seed_start (disjoint from the training seeds)
     max_steps: Optional[int] = None       # null: data.sim.max_steps
-    replan_steps: Optional[int] = None    # actions executed from each returned chunk before asking again (null: all)
+    replan_steps: Optional[int] = None    # actions executed from each returned chunk before asking again (null: low_level.replan_steps, else all)
     expert: bool = True                   # also run the scripted expert on the same seeds, as a reference
     videos_per_task: int = 2
     video_format: str = "gif"             # gif or mp4
@@ -582,6 +583,7 @@ class EvalConfig:
     client: str = "lapa"                  # lapa or openpi: which client talks to the server
     connect_timeout_s: float = 30.0
     request_timeout_s: float = 120.0
+    record_dir: Optional[str] = None      # save every request and reply there (npz, for `lapa.policy.replay`)
     out_dir: str = "${run_dir}/eval"
 
     def _problems(self):

@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .core import ConfigError, LapaError, atomic_write, get_logger, write_json
+from .policy import ActionChunkBroker, PolicyRecorder, chunk_shape, policy_metadata_of
 from .serving import Policy, RequestError, WebsocketPolicyClient, load_run_policy, policy_metadata
 from .sim import INSTRUCTIONS, MetaWorldEnv, ScriptedExpert, centre_crop_resize, episode_id, resolve_tasks
 
@@ -73,33 +74,26 @@ def policy_image_size(metadata: dict | None) -> int | None:
     return int(shape[0]) if shape and shape[0] is not None and shape[0] == shape[1] else None
 
 
-def _action_chunk(reply: Any, action_dim: int) -> np.ndarray:
-    if not isinstance(reply, dict) or "actions" not in reply:
-        raise LapaError(f"the policy must reply with a dict holding 'actions', got {type(reply).__name__}")
-    a = np.asarray(reply["actions"], dtype=np.float32)
-    if a.ndim == 1: a = a[None]
-    if a.ndim != 2 or a.shape[1] != action_dim or len(a) == 0:
-        raise LapaError(f"the policy's 'actions' must have shape (horizon, {action_dim}), got {a.shape}")
-    if not np.isfinite(a).all(): raise LapaError("the policy returned non-finite actions")
-    return a
-
-
 def run_episode(policy: Policy, env: MetaWorldEnv, seed: int, max_steps: int, replan_steps: int | None = None,
-                record: bool = False, image_size: int | None = None) -> tuple[dict, np.ndarray | None]:
-    "Run `policy` on `env` with layout `seed` until success or `max_steps` steps; return a result row (and the frames)."
+                record: bool = False, image_size: int | None = None, temporal_ensemble: bool = False,
+                ensemble_decay: float = 0.01) -> tuple[dict, np.ndarray | None]:
+    """Run `policy` on `env` with layout `seed` until success or `max_steps` steps; return a result row (and the frames).
+    The chunks run through `ActionChunkBroker`: a new one every `replan_steps` steps (at most the horizon; None: whole
+    chunks), temporally ensembled if asked."""
+    horizon, action_dim = chunk_shape(policy_metadata_of(policy))
+    if action_dim != env.action_dim:
+        raise LapaError(f"the policy's actions have {action_dim} dims (metadata actions.shape), {env.task} takes {env.action_dim}")
+    broker = ActionChunkBroker(policy, min(replan_steps or horizon, horizon), temporal_ensemble, ensemble_decay)
     obs = env.reset(seed)
-    if hasattr(policy, "reset"): policy.reset()
     frames = [obs["image"]] if record else None
     steps, requests, request_ms, success = 0, 0, 0.0, False
     while steps < max_steps and not success:
         t0 = time.perf_counter()
-        chunk = _action_chunk(policy.infer(policy_observation(obs, env.instruction, image_size)), env.action_dim)
-        request_ms += 1000 * (time.perf_counter() - t0); requests += 1
-        for action in chunk[: replan_steps or len(chunk)]:
-            obs, _, success, _, _ = env.step(action)
-            steps += 1
-            if record: frames.append(obs["image"])
-            if success or steps >= max_steps: break
+        reply = broker.infer(policy_observation(obs, env.instruction, image_size))
+        if reply["replanned"]: request_ms += 1000 * (time.perf_counter() - t0); requests += 1
+        obs, _, success, _, _ = env.step(reply["actions"])
+        steps += 1
+        if record: frames.append(obs["image"])
     row = dict(task=env.task, seed=int(seed), episode=episode_id(env.task, seed), success=bool(success), steps=steps,
                requests=requests, mean_request_ms=round(request_ms / max(requests, 1), 3))
     return row, (np.stack(frames) if record else None)
@@ -107,7 +101,8 @@ def run_episode(policy: Policy, env: MetaWorldEnv, seed: int, max_steps: int, re
 # %% ../nbs/60_eval.ipynb #076c3bff
 def rollouts(policy: Policy, tasks: Sequence[str], seeds: Sequence[int], max_steps: int, replan_steps: int | None = None,
              image_size: int = 64, camera: str = "corner4", videos: int = 0, desc: str = "eval",
-             progress: bool = True, request_image_size: int | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
+             progress: bool = True, request_image_size: int | None = None, temporal_ensemble: bool = False,
+             ensemble_decay: float = 0.01) -> tuple[list[dict], dict[str, np.ndarray]]:
     "Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows and `{episode: frames}`."
     rows, clips = [], {}
     bar = tqdm(total=len(tasks) * len(seeds), desc=desc, unit="ep", disable=not progress)
@@ -115,7 +110,8 @@ def rollouts(policy: Policy, tasks: Sequence[str], seeds: Sequence[int], max_ste
         with MetaWorldEnv(task, seeds[0], image_size=image_size, camera=camera, max_steps=max_steps) as env:
             for i, seed in enumerate(seeds):
                 row, frames = run_episode(policy, env, seed, max_steps, replan_steps, record=i < videos,
-                                          image_size=request_image_size)
+                                          image_size=request_image_size, temporal_ensemble=temporal_ensemble,
+                                          ensemble_decay=ensemble_decay)
                 rows.append(row)
                 if frames is not None: clips[row["episode"]] = frames
                 bar.update(); bar.set_postfix(task=task, success=sum(r["success"] for r in rows if r["task"] == task))
@@ -196,7 +192,10 @@ def eval_plan(cfg) -> dict:
     if seeds[0] < train.stop and train.start < seeds[-1] + 1:
         raise ConfigError(f"eval.seed_start: evaluation seeds [{seeds[0]}, {seeds[-1] + 1}) overlap the training seeds "
                           f"[{train.start}, {train.stop}) (data.sim.seed_start, data.sim.episodes_per_task)")
-    return dict(tasks=tasks, seeds=seeds, max_steps=int(e.max_steps or sim.max_steps), replan_steps=e.replan_steps if e.replan_steps is not None else OmegaConf.select(cfg, "low_level.replan_steps", default=None),
+    low = lambda key, default: OmegaConf.select(cfg, f"low_level.{key}", default=default)   # how the policy runs its chunks
+    return dict(tasks=tasks, seeds=seeds, max_steps=int(e.max_steps or sim.max_steps),
+                replan_steps=e.replan_steps if e.replan_steps is not None else low("replan_steps", None),
+                temporal_ensemble=bool(low("temporal_ensemble", False)), ensemble_decay=float(low("ensemble_decay", 0.01)),
                 image_size=int(sim.image_size), camera=str(sim.camera))
 
 
@@ -205,15 +204,16 @@ def evaluate(policy: Policy, cfg, out_dir: str | os.PathLike | None = None, poli
     "Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs."
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
-    meta = getattr(policy, "metadata", None) or (policy.get_server_metadata() if hasattr(policy, "get_server_metadata") else {})
+    meta = policy_metadata_of(policy)
     name = policy_name or str(meta.get("policy", type(policy).__name__))
-    run = dict(max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], image_size=plan["image_size"], camera=plan["camera"],
-               progress=progress)
+    run = {k: plan[k] for k in ("max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")}
+    run["progress"] = progress
     t0 = time.perf_counter()
     rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
                            request_image_size=policy_image_size(meta), **run)
     results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
-                   max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], policy=summarise(rows), episodes=rows,
+                   max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
+                   policy=summarise(rows), episodes=rows,
                    policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy")}, seconds=None)
     if e.expert:
         erows, _ = rollouts(ExpertPolicy(), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
@@ -232,13 +232,15 @@ def evaluate(policy: Policy, cfg, out_dir: str | os.PathLike | None = None, poli
 
 
 def policy_for_eval(cfg) -> Policy:
-    "The policy `lapa eval` evaluates: a client of `cfg.eval.server` (lapa's or openpi's), else the run's policy in process."
+    """The policy `lapa eval` evaluates: a client of `cfg.eval.server` (lapa's or openpi's), else the run's policy in
+    process; with `eval.record_dir`, every request and reply is saved there for replay (`lapa.policy.PolicyRecorder`)."""
     e = cfg.eval
-    if not e.server: return load_run_policy(cfg)
-    if e.client == "openpi":
+    if not e.server: policy = load_run_policy(cfg)
+    elif e.client == "openpi":
         from openpi_client.websocket_client_policy import WebsocketClientPolicy
-        return WebsocketClientPolicy(host=e.server if "://" in e.server else f"ws://{e.server}")
-    return WebsocketPolicyClient(e.server, connect_timeout_s=float(e.connect_timeout_s), request_timeout_s=float(e.request_timeout_s))
+        policy = WebsocketClientPolicy(host=e.server if "://" in e.server else f"ws://{e.server}")
+    else: policy = WebsocketPolicyClient(e.server, connect_timeout_s=float(e.connect_timeout_s), request_timeout_s=float(e.request_timeout_s))
+    return PolicyRecorder(policy, e.record_dir) if e.record_dir else policy
 
 
 def cli_eval(cfg, args: list[str]) -> int:

@@ -116,7 +116,8 @@ class TimedPolicy:
 
     def __init__(self, policy: Any):
         self.policy, self.infer_ms, self.call_ms = policy, [], []
-        self.metadata = getattr(policy, "metadata", None) or (policy.get_server_metadata() if hasattr(policy, "get_server_metadata") else {})
+        from lapa.policy import policy_metadata_of
+        self.metadata = policy_metadata_of(policy)
 
     def infer(self, obs: dict) -> dict:
         t0 = time.perf_counter()

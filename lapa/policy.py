@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -24,8 +25,8 @@ log = get_logger("lapa.policy")
 
 # %% auto #0
 __all__ = ['log', 'IMAGE_KEY', 'STATE_KEY', 'PROMPT_KEY', 'RECORD_SEP', 'check_image', 'check_state', 'check_prompt',
-           'CheckObservation', 'pick_device', 'LAPAPolicy', 'load_policy', 'ActionChunkBroker', 'save_record',
-           'load_record', 'PolicyRecorder', 'record_files', 'replay']
+           'CheckObservation', 'pick_device', 'LAPAPolicy', 'load_policy', 'policy_metadata_of', 'chunk_shape',
+           'ActionChunkBroker', 'save_record', 'load_record', 'PolicyRecorder', 'record_files', 'replay']
 
 # %% ../nbs/51_policy.ipynb #8dd34003
 IMAGE_KEY, STATE_KEY, PROMPT_KEY = "observation/image", "observation/state", "prompt"
@@ -182,18 +183,33 @@ def load_policy(cfg, **kw) -> LAPAPolicy:
     return LAPAPolicy(foundation, ll_dir, device=kw.pop("device", cfg.low_level.device), **kw)
 
 # %% ../nbs/51_policy.ipynb #ca1ea233
+def policy_metadata_of(policy: Any) -> dict:
+    "A policy's metadata: its `metadata` attribute, or what a client's `get_server_metadata()` returns (openpi's client)."
+    meta = getattr(policy, "metadata", None)
+    if meta is None and hasattr(policy, "get_server_metadata"): meta = policy.get_server_metadata()
+    return dict(meta or {})
+
+
+def chunk_shape(metadata: Mapping) -> tuple[int, int]:
+    "`(horizon, action_dim)` of the chunks a policy's metadata promises (`metadata['actions']['shape']`)."
+    shape = (metadata.get("actions") or {}).get("shape")
+    if not shape or len(shape) != 2:
+        raise DataError(f"the policy's metadata must give its chunks' shape [horizon, action_dim] as actions.shape, got {metadata.get('actions')!r}")
+    return int(shape[0]), int(shape[1])
+
+
 class ActionChunkBroker:
     "One action per step from a chunk policy: a new chunk every `replan_steps` steps, optionally temporally ensembled."
 
     def __init__(self, policy: Any, replan_steps: int | None = None, temporal_ensemble: bool = False, ensemble_decay: float = 0.01):
         self.policy = policy
-        self.horizon = int(policy.metadata["actions"]["shape"][0])
+        meta = policy_metadata_of(policy)
+        self.horizon, self.action_dim = chunk_shape(meta)
         self.replan_steps = int(replan_steps or self.horizon)
         if not 1 <= self.replan_steps <= self.horizon:
             raise DataError(f"replan_steps must be in [1, horizon={self.horizon}], got {self.replan_steps}")
         self.temporal_ensemble, self.ensemble_decay = temporal_ensemble, float(ensemble_decay)
-        a = policy.metadata["actions"]
-        self.metadata = {**policy.metadata, "actions": {"shape": [int(a["shape"][1])], "dtype": "float32"},
+        self.metadata = {**meta, "actions": {"shape": [self.action_dim], "dtype": "float32"},
                          "replan_steps": self.replan_steps, "temporal_ensemble": temporal_ensemble}
         self.reset()
 
@@ -208,15 +224,22 @@ class ActionChunkBroker:
         self.step, self.chunks = 0, deque()
         if hasattr(self.policy, "reset"): self.policy.reset()
 
+    def _chunk(self, reply: Any) -> np.ndarray:
+        "The reply's action chunk, checked against the metadata's promise (a longer chunk is cut to the horizon)."
+        if not isinstance(reply, Mapping) or "actions" not in reply:
+            raise DataError(f"the policy must reply with a dict holding 'actions', got {type(reply).__name__}")
+        chunk = np.asarray(reply["actions"], np.float32)
+        if chunk.ndim != 2 or len(chunk) < self.horizon or chunk.shape[1] != self.action_dim:
+            raise DataError(f"the policy returned actions of shape {chunk.shape}, its metadata promises {[self.horizon, self.action_dim]}")
+        if not np.isfinite(chunk).all(): raise DataError("the policy returned non-finite actions")
+        return chunk[: self.horizon]
+
     def infer(self, obs: dict) -> dict:
         "The action for this step; asks the policy for a new chunk every `replan_steps` steps."
         reply, replanned = {}, self.step % self.replan_steps == 0
         if replanned:
             reply = self.policy.infer(obs)
-            chunk = np.asarray(reply["actions"], np.float32)
-            if chunk.ndim != 2 or len(chunk) < self.horizon:
-                raise DataError(f"the policy returned actions of shape {chunk.shape}, its metadata promises {self.policy.metadata['actions']['shape']}")
-            self.chunks.append((self.step, chunk))
+            self.chunks.append((self.step, self._chunk(reply)))
             if not self.temporal_ensemble:
                 while len(self.chunks) > 1: self.chunks.popleft()
         while self.chunks and self.chunks[0][0] + self.horizon <= self.step: self.chunks.popleft()
@@ -274,17 +297,18 @@ class PolicyRecorder:
         self.policy, self.record_dir = policy, Path(record_dir)
         self.record_dir.mkdir(parents=True, exist_ok=True)
         self.count = len(list(self.record_dir.glob("step_*.npz")))   # continue the numbering of an earlier session
+        self._lock = threading.Lock()                                # a server runs requests on several threads
 
     @property
-    def metadata(self) -> dict: return self.policy.metadata
+    def metadata(self) -> dict: return policy_metadata_of(self.policy)
 
     def reset(self) -> None:
         if hasattr(self.policy, "reset"): self.policy.reset()
 
     def infer(self, obs: dict) -> dict:
         reply = self.policy.infer(obs)
-        save_record(self.record_dir / f"step_{self.count:06d}.npz", obs, reply)
-        self.count += 1
+        with self._lock: n, self.count = self.count, self.count + 1
+        save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply)
         return reply
 
 

@@ -332,8 +332,11 @@ def load_run_policy(cfg) -> Policy:
 
 
 def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
-    "A `PolicyServer` for `policy` with the settings of `cfg.serve`."
+    "A `PolicyServer` for `policy` with the settings of `cfg.serve` (`serve.record_dir`: every request and reply saved there)."
     s = cfg.serve
+    if s.record_dir:
+        from lapa.policy import PolicyRecorder
+        policy = PolicyRecorder(policy, s.record_dir)
     return PolicyServer(policy, s.host, int(s.port), max_message_bytes=int(s.max_message_mb * 2**20), workers=int(s.workers))
 
 
