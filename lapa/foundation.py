@@ -19,11 +19,12 @@ from .config import FoundationPredict, stage_dir
 from .core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'WEIGHTS', 'SPEC_JSON', 'foundation_arch', 'byte_tokenizer',
-           'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm',
-           'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images',
-           'check_batch', 'positions', 'FoundationVLA', 'build_foundation', 'foundation_dataset',
-           'count_foundation_params', 'fit_steps', 'save_foundation', 'load_foundation']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'WEIGHTS', 'SPEC_JSON', 'foundation_arch',
+           'byte_tokenizer', 'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision',
+           'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list',
+           'num_image_tokens', 'ActionBins', 'as_images', 'check_batch', 'positions', 'FoundationVLA',
+           'start_projector', 'build_foundation', 'foundation_dataset', 'count_foundation_params', 'fit_steps',
+           'save_foundation', 'load_foundation']
 
 # %% ../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation")
@@ -107,20 +108,65 @@ def _hf_folder(path: str | os.PathLike, key: str) -> Path:
     return path
 
 
+def _load_hf(path: Path, key: str, **kw) -> nn.Module:
+    "`AutoModel.from_pretrained`, refusing a checkpoint that leaves any weight of the model at its random initialisation."
+    from transformers import AutoModel
+    model, info = AutoModel.from_pretrained(path, attn_implementation=ATTN, dtype=torch.float32, output_loading_info=True, **kw)
+    missing = sorted(info.get("missing_keys") or [])
+    if missing:
+        raise ConfigError(f"{key}: {path} does not hold the weights of a {type(model).__name__} ({len(missing)} missing, "
+                          f"e.g. {missing[0]!r}); a composite VLM goes in foundation.model.pretrained_path")
+    return model
+
+
+def _drop_pooling_head(vision: nn.Module) -> nn.Module:
+    "Leave SigLIP's attention-pooling head out: the pooled output is not used, and idle parameters trip DDP."
+    if getattr(vision, "use_head", False):
+        vision.use_head, vision.config.vision_use_head = False, False
+        del vision.head
+    return vision
+
+
 def pretrained_vision(path: str | os.PathLike, key: str = "foundation.model.vision_path") -> nn.Module:
     "A local vision tower; of a dual encoder (SigLIP, CLIP) the vision half."
-    from transformers import AutoConfig, AutoModel
+    from transformers import AutoConfig
     path = _hf_folder(path, key)
     cfg = AutoConfig.from_pretrained(path)
     cfg = getattr(cfg, "vision_config", None) or cfg
-    if hasattr(cfg, "vision_use_head"): cfg.vision_use_head = False   # the pooled output is not used: no idle parameters
-    return AutoModel.from_pretrained(path, config=cfg, attn_implementation=ATTN, dtype=torch.float32)
+    if hasattr(cfg, "vision_use_head"): cfg.vision_use_head = False
+    return _load_hf(path, key, config=cfg)
 
 
 def pretrained_lm(path: str | os.PathLike, key: str = "foundation.model.lm_path") -> nn.Module:
     "The base decoder of a local causal LM (a `...ForCausalLM` checkpoint loads without its text head)."
-    from transformers import AutoModel
-    return AutoModel.from_pretrained(_hf_folder(path, key), attn_implementation=ATTN, dtype=torch.float32)
+    return _load_hf(_hf_folder(path, key), key)
+
+
+def is_vlm_folder(path: str | os.PathLike) -> bool:
+    "Whether `path` holds a composite vision-language checkpoint: a `config.json` with `vision_config` and `text_config`."
+    f = Path(path).expanduser() / "config.json"
+    if not f.is_file(): return False
+    c = read_json(f)
+    return "vision_config" in c and "text_config" in c
+
+
+VLM_PARTS = {"vision": ("vision_tower", "vision_model"), "lm": ("language_model", "text_model"),
+             "projector": ("multi_modal_projector",)}
+
+
+def pretrained_vlm(path: str | os.PathLike, key: str = "foundation.model.pretrained_path") -> tuple[nn.Module, nn.Module, nn.Module | None]:
+    """The vision tower, the language model's base decoder and the projector (None if it has none) of a local VLM
+    whose tower maps `pixel_values` to patch features (LLaVA, PaliGemma, ...)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    vlm = _load_hf(_hf_folder(path, key), key)
+    part = {k: next((getattr(vlm, n) for n in names if isinstance(getattr(vlm, n, None), nn.Module)), None)
+            for k, names in VLM_PARTS.items()}
+    if part["vision"] is None or part["lm"] is None:
+        raise ConfigError(f"{key}: cannot find the vision tower and the language model of {type(vlm).__name__} "
+                          f"(looked for {VLM_PARTS['vision']} and {VLM_PARTS['lm']})")
+    if part["lm"].config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise ConfigError(f"{key}: the text model of {path} ({part['lm'].config.model_type}) is not a causal language model")
+    return _drop_pooling_head(part["vision"]), part["lm"], part["projector"]
 
 
 def pretrained_tokenizer(path: Path):
@@ -378,15 +424,34 @@ def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
     return (Path(vp).expanduser() if vp else None), (Path(lp).expanduser() if lp else None)
 
 
+def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
+    "Start `model`'s projector from a VLM's LLaVA-style one (`linear_1`, GELU, `linear_2`) when the shapes agree."
+    theirs, ours = (getattr(projector, "linear_1", None), getattr(projector, "linear_2", None)), (model.projector[0], model.projector[2])
+    if not all(isinstance(t, nn.Linear) and t.weight.shape == o.weight.shape for t, o in zip(theirs, ours)):
+        log.info("the VLM's projector (%s) does not fit: the projector starts at random", type(projector).__name__)
+        return False
+    with torch.no_grad():
+        for t, o in zip(theirs, ours):
+            o.weight.copy_(t.weight)
+            if t.bias is not None: o.bias.copy_(t.bias)
+            else: o.bias.zero_()
+    return True
+
+
 def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     "The foundation VLA of the full lapa config `cfg` (random tiny model by default); `stats`: the dataset's stats.json for predict=actions."
     fc = cfg.foundation
     mc = _get(fc, "model")
     predict = FoundationPredict(_get(fc, "predict", "latents"))
     arch = foundation_arch(mc)
-    vpath, lpath = _pretrained_paths(mc)
     key = "foundation.model.pretrained_path" if _get(mc, "pretrained_path") else None
-    vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
+    lm = projector = None
+    if key and is_vlm_folder(_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
+        vision, lm, projector = pretrained_vlm(_get(mc, "pretrained_path"), key)
+        vpath = lpath = Path(_get(mc, "pretrained_path")).expanduser()
+    else:
+        vpath, lpath = _pretrained_paths(mc)
+        vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
     if vpath and _get(mc, "image_size") and int(_get(mc, "image_size")) != vision.config.image_size:
         raise ConfigError(f"foundation.model.image_size={_get(mc, 'image_size')} differs from the pretrained tower's "
                           f"{vision.config.image_size} ({vpath})")
@@ -394,7 +459,7 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     if tokenizer is None:
         if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
         tokenizer = byte_tokenizer()
-    lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
+    if lm is None: lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
     mean, std = image_norm(vpath)
     spec = dict(format="lapa.foundation/1", predict=predict.value, image_size=vision.config.image_size,
                 image_mean=mean, image_std=std, max_text_len=int(_get(mc, "max_text_len", 64)),
@@ -404,7 +469,9 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     else:
         bins = ActionBins.from_stats(stats, int(_get(fc, "action_bins", 256)))
         spec.update(num_tokens=bins.dim, vocab=bins.n, bins=bins.to_dict())
-    return FoundationVLA(spec, vision, lm, tokenizer)
+    model = FoundationVLA(spec, vision, lm, tokenizer)
+    if projector is not None: start_projector(model, projector)
+    return model
 
 
 def foundation_dataset(cfg: Any) -> Path:
