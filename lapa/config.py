@@ -5,7 +5,6 @@
 # %% ../nbs/01_config.ipynb #10b4ea52
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from pathlib import Path
@@ -486,8 +485,8 @@ class TrainingConfig:
             p.append(("num_epochs", "set either training.total_train_samples or training.num_epochs, not both"))
         if self.total_train_samples is None and self.num_epochs is None:
             p.append(("total_train_samples", "set training.total_train_samples or training.num_epochs"))
-        if self.num_epochs is not None and self.num_epochs > 1 and not self.allow_multiple_epochs:
-            p.append(("num_epochs", f"{self.num_epochs} epochs need training.allow_multiple_epochs=true"))
+        if self.num_epochs is not None and not self.allow_multiple_epochs:   # as VLA Foundry: a budget in epochs is a deliberate choice
+            p.append(("num_epochs", f"a budget of {self.num_epochs} epoch(s) needs training.allow_multiple_epochs=true"))
         if self.total_train_samples is not None and self.total_train_samples <= 0:
             p.append(("total_train_samples", f"must be > 0, got {self.total_train_samples}"))
         if self.global_batch_size % self.per_gpu_batch_size:

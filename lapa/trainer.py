@@ -23,22 +23,23 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from omegaconf import OmegaConf
 from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
-from .config import Accelerator, Strategy, WandbMode, load_cfg, stage_dir
+from .config import Accelerator, Strategy, WandbMode, load_cfg
 from .core import ConfigError, DataError, get_logger, log_to_file, read_json, write_json
 from .laq import lightning_precision, wandb_env
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'STATE_VERSION', 'PEAK_FLOPS', 'BENCH_PRESETS',
-           'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine', 'make_optimizer', 'make_scheduler', 'EMA',
-           'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
-           'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state', 'load_model_state',
-           'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint', 'read_checkpoint',
-           'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in',
-           'resolve_callable', 'foundation_datasets', 'train_foundation', 'foundation_train', 'main',
+           'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine', 'make_optimizer',
+           'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric',
+           'foundation_dir', 'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state',
+           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint',
+           'read_checkpoint', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in',
+           'save_stand_in', 'resolve_callable', 'foundation_datasets', 'train_foundation', 'foundation_train', 'main',
            'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
@@ -597,7 +598,6 @@ def _start_wandb(cfg, out_dir: Path, run_id: str):
     mode = WandbMode(cfg.training.wandb).value
     if mode == "disabled": return None
     import wandb
-    from omegaconf import OmegaConf
     with wandb_env(out_dir, mode):
         return wandb.init(project=cfg.training.wandb_project, name=f"{cfg.name}-foundation", id=run_id, resume="allow",
                           dir=str(out_dir), mode=mode, config=OmegaConf.to_container(cfg, resolve=True))
@@ -617,6 +617,11 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     sources = load_sources(paths, tc.dataset_weights)
     stats, budget = _dataset_stats(paths), budget_from_cfg(tc, sources)
     strategy = Strategy(tc.strategy)
+    meta = bool(tc.meta_init) and strategy == Strategy.fsdp
+    pretrained = [k for k in ("pretrained_path", "vision_path", "lm_path") if OmegaConf.select(cfg, f"foundation.model.{k}")]
+    if meta and pretrained:   # the meta device holds no values: materialising initialises every weight afresh
+        raise ConfigError(f"training.meta_init=true would discard the weights of foundation.model.{pretrained[0]}: "
+                          "set training.meta_init=false to fine-tune a pretrained model")
 
     fabric = make_fabric(tc)
     fabric.launch()
@@ -624,7 +629,6 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     rank = fabric.global_rank
     if rank == 0: out_dir.mkdir(parents=True, exist_ok=True)
     fabric.seed_everything(int(tc.seed), verbose=False)
-    meta = bool(tc.meta_init) and strategy == Strategy.fsdp
     with fabric.init_module(empty_init=meta):
         model = build_model(cfg, stats)
     if tc.activation_checkpointing and strategy != Strategy.fsdp: checkpoint_blocks(model.blocks())
@@ -741,19 +745,21 @@ if __name__ == "__main__" and "__file__" in globals():
     sys.exit(main())
 
 # %% ../nbs/31_trainer.ipynb #302a690a
-BENCH_PRESETS = {
-    "tiny": dict(image_size=32, patch_size=4, dim=64, depth=4, heads=4, batch_size=32, steps=20, warmup=3),
-    "small": dict(image_size=64, patch_size=8, dim=256, depth=6, heads=8, batch_size=32, steps=30, warmup=5),
-    "1b": dict(image_size=224, patch_size=16, dim=2048, depth=20, heads=16, batch_size=16, steps=20, warmup=5),
+BENCH_PRESETS = {   # a foundation size (`foundation.model.size`) and the batch of each step
+    "tiny": dict(size="tiny", batch_size=32, steps=20, warmup=3),
+    "small": dict(size="small", batch_size=16, steps=10, warmup=2),
+    "1b": dict(size="1b", batch_size=16, steps=20, warmup=5),
 }
+BENCH_INSTRUCTIONS = ("reach the red goal position", "push the puck to the goal", "open the drawer", "press the button from the top")
 
 
 def synthetic_batches(n: int, batch_size: int, image_size: int, num_tokens: int = 4, codebook_size: int = 8,
                       device: str | torch.device = "cpu", seed: int = 0) -> list[dict]:
-    "`n` random batches shaped as `collate` makes them (frames uint8, latent tokens), already on `device`."
+    "`n` random batches shaped as `collate` makes them (frames uint8, instructions, latent tokens), tensors already on `device`."
     g = torch.Generator().manual_seed(seed)
     return [{"frames": torch.randint(0, 256, (batch_size, 2, 3, image_size, image_size), dtype=torch.uint8, generator=g).to(device),
              "latent": torch.randint(0, codebook_size, (batch_size, num_tokens), generator=g).to(device),
+             "instructions": [BENCH_INSTRUCTIONS[(i + j) % len(BENCH_INSTRUCTIONS)] for j in range(batch_size)],
              "keys": [f"b{i}-{j}" for j in range(batch_size)], "datasets": ["bench"] * batch_size, "size": batch_size}
             for i in range(n)]
 
@@ -774,18 +780,21 @@ def _cycle(batches: list[dict], n: int) -> Iterator[dict]:
 
 # %% ../nbs/31_trainer.ipynb #ca279924
 def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", **overrides) -> dict:
-    """Samples/s of `StepLoop` beside a bare PyTorch loop on the same stand-in model and in-memory batches, in one run:
-    the best rate of each over `repeats` back-to-back rounds, and the median ratio of the rounds (`loop_over_bare`)."""
+    """Samples/s of `StepLoop` beside a bare PyTorch loop on the same foundation VLA and in-memory batches, in one run:
+    the best rate of each over `repeats` back-to-back rounds, and the median ratio of the rounds (`loop_over_bare`).
+    `overrides`: the preset's `batch_size`, `steps`, `warmup`, or `foundation.model` fields (`lm_layers=4`)."""
     import copy
+    from lapa.foundation import build_foundation
     p = {**BENCH_PRESETS[preset], **overrides}
     B, steps, warmup = p.pop("batch_size"), p.pop("steps"), p.pop("warmup")
-    tc = load_cfg(["training.strategy=single", f"training.per_gpu_batch_size={B}", f"training.global_batch_size={B}",
-                   "training.log_every=1000000", f"training.precision={precision}", "training.total_train_samples=1",
-                   "training.warmup_steps=10", "training.wandb=disabled"]).training
+    cfg = load_cfg(["training.strategy=single", f"training.per_gpu_batch_size={B}", f"training.global_batch_size={B}",
+                    "training.log_every=1000000", f"training.precision={precision}", "training.total_train_samples=1",
+                    "training.warmup_steps=10", "training.wandb=disabled", *[f"foundation.model.{k}={v}" for k, v in p.items()]])
+    tc = cfg.training
     fabric = make_fabric(tc)
     torch.manual_seed(0)
     with fabric.init_module():
-        model = StandInVLA(**p)
+        model = build_foundation(cfg)
     bare = copy.deepcopy(model)
     fmodel = fabric.setup_module(model)
     fopt = fabric.setup_optimizers(make_optimizer(fmodel.module, tc))
@@ -795,7 +804,7 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
     bsched = make_scheduler(bopt, tc, 10**6)
     precision_str = lightning_precision(tc.precision, "gpu" if fabric.device.type == "cuda" else "cpu")
     amp = torch.bfloat16 if precision_str.startswith("bf16") else torch.float16 if precision_str.startswith("16") else None
-    batches = synthetic_batches(4, B, p["image_size"], p.get("num_tokens", 4), p.get("codebook_size", 8), fabric.device)
+    batches = synthetic_batches(4, B, model.image_size, model.num_tokens, model.vocab, fabric.device)
     sync = (lambda: torch.cuda.synchronize(fabric.device)) if fabric.device.type == "cuda" else (lambda: None)
 
     def run_bare(n): bare_steps(bare, bopt, bsched, _cycle(batches, n), float(tc.grad_clip), amp)
