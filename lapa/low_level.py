@@ -21,7 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
-from .transforms import FieldError, NormStats, Normalize, Unnormalize, floor_spread, norm_stats_from_json
+from .transforms import FieldError, Group, NormStats, Normalize, Unnormalize, compose, floor_spread, norm_stats_from_json
 
 log = get_logger("lapa.low_level")
 
@@ -29,9 +29,9 @@ log = get_logger("lapa.low_level")
 __all__ = ['log', 'HEADS', 'LOSSES', 'WEIGHTS', 'MODEL_JSON', 'FORMAT', 'ARRAY_KEYS', 'MIN_STD', 'LowLevelArch', 'low_level_arch',
            'mlp', 'posemb_sincos', 'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel',
            'toy_latents', 'toy_labelled_dataset', 'labelled_episodes', 'episode_of_key', 'read_labelled',
-           'save_low_level', 'load_low_level', 'LowLevelModule', 'ArrayDataset', 'prepare_arrays', 'predict_chunks',
-           'evaluate_low_level', 'low_level_dir', 'low_level_dataset_dir', 'load_run_foundation', 'foundation_latents',
-           'train_low_level', 'low_level_train', 'bench_low_level', 'cli_bench_low_level']
+           'save_low_level', 'load_low_level', 'LowLevelModule', 'ArrayDataset', 'model_transforms', 'prepare_arrays',
+           'predict_chunks', 'evaluate_low_level', 'low_level_dir', 'low_level_dataset_dir', 'load_run_foundation',
+           'foundation_latents', 'train_low_level', 'low_level_train', 'bench_low_level', 'cli_bench_low_level']
 
 # %% ../nbs/40_low_level.ipynb #647d5210
 HEADS, LOSSES = ("regression", "flow"), ("l1", "mse")
@@ -407,9 +407,17 @@ class ArrayDataset(torch.utils.data.Dataset):
     def __getitem__(self, i: int) -> dict: return {k: v[i] for k, v in self.tensors.items()}
 
 
+def model_transforms(norm_stats: Mapping[str, NormStats], mode: str) -> Group:
+    """Between robot units and the model's: `Normalize` the state and actions on the way in (an observation has no
+    actions, so at inference only the state), `Unnormalize` the actions on the way out. Training, offline evaluation
+    and `LAPAPolicy` all use this one group, so they cannot drift apart."""
+    return Group([Normalize({k: v for k, v in norm_stats.items() if k in ("state", "actions")}, mode)],
+                 [Unnormalize(norm_stats, mode, keys=("actions",))])
+
+
 def prepare_arrays(data: Mapping[str, np.ndarray], arch: LowLevelArch, norm_stats: Mapping[str, NormStats], mode: str) -> dict:
-    "The arrays the model trains on: normalised `state` and `actions` (the policy's `Normalize`), inputs it does not use dropped."
-    out = Normalize({k: v for k, v in norm_stats.items() if k in ("state", "actions")}, mode)(dict(data))
+    "The arrays the model trains on: `model_transforms`' inputs applied (normalised `state`, `actions`), unused inputs dropped."
+    out = compose(model_transforms(norm_stats, mode).inputs)(dict(data))
     keep = {"actions"} | {k for k, use in (("image", arch.use_image), ("state", arch.use_state), ("latent", arch.use_latents)) if use}
     return {k: out[k] for k in keep}
 
@@ -420,8 +428,8 @@ def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], b
     "Unnormalised action chunks (N, horizon, A) for in-memory samples (raw `state`)."
     model.eval()
     dev = next(model.parameters()).device
-    norm = Normalize({k: v for k, v in model.norm_stats.items() if k == "state"}, model.normalization)
-    unnorm = Unnormalize(model.norm_stats, model.normalization)
+    io = model_transforms(model.norm_stats, model.normalization)
+    norm, unnorm = compose(io.inputs), compose(io.outputs)
     if model.arch.head == "flow" and noise is None: noise = torch.zeros(model.chunk_shape)
     out = []
     for i in range(0, len(data["actions"]), batch_size):

@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from .core import DataError, atomic_write, get_logger
-from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
-from .transforms import (FieldError, Group, InjectDefaultPrompt, Normalize, RepackTransform, ResizeImages,
-                             Unnormalize, compose, flatten_dict, unflatten_dict)
+from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir, model_transforms
+from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
+                             unflatten_dict)
 
 log = get_logger("lapa.policy")
 
@@ -122,8 +122,8 @@ class LAPAPolicy:
         group = Group().push([InjectDefaultPrompt(default_prompt), CheckObservation(a.state_dim if a.use_state else None, need_image),
                               RepackTransform(repack)])
         if need_image: group = group.push([ResizeImages(a.image_size, a.image_size)])
-        group = group.push([Normalize({k: v for k, v in stats.items() if k == "state"}, mode)],
-                           [Unnormalize(stats, mode, keys=("actions",))])
+        io = model_transforms(stats, mode)   # the very transforms the low-level policy trained behind
+        group = group.push(io.inputs, io.outputs)
         self.transforms = group
         self._inputs, self._outputs = compose(group.inputs), compose(group.outputs)
         obs_spec = {}
