@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-import traceback
 from dataclasses import dataclass
 
 from .core import ConfigError, DataError, LapaError, log_to_file

@@ -11,7 +11,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from .config import Source
-from .core import DataError, get_logger, read_json, write_json
+from .core import DataError, get_logger
 from .shards import ShardSettings, split_episodes, verify_dataset, write_dataset
 
 log = get_logger("lapa.data")

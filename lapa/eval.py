@@ -9,7 +9,7 @@ import io
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from omegaconf import OmegaConf

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch

@@ -205,7 +205,7 @@ def report_markdown(r: dict) -> str:
     "The report as markdown tables."
     pr, sh, tr = r["probe"], r["shuffle"], r["transfer"]
     dims = len(pr["codes"]["per_dim"])
-    lines = [f"# LAQ diagnostics", "", f"LAQ `{r['laq']}` (step {r['laq_steps']}), dataset `{r['dataset']}`.", "",
+    lines = ["# LAQ diagnostics", "", f"LAQ `{r['laq']}` (step {r['laq_steps']}), dataset `{r['dataset']}`.", "",
              f"## Linear probe: val R² of the pair's action ({pr['train_pairs']} train / {pr['val_pairs']} val pairs)", "",
              "| features | " + " | ".join(f"action[{d}]" for d in range(dims)) + " | mean |",
              "|---|" + "---|" * (dims + 1)]

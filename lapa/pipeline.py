@@ -410,7 +410,7 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
     n_eps = {k: len(v.get("episodes", [])) for k, v in splits.items()}
     n_pairs = {k: v.get("num_samples", 0) for k, v in splits.items()}
     tasks = sorted((gen.get("per_task") or {}).keys())
-    ll, sc = _read(rd / "low_level" / "summary.json"), _read(rd / "low_level_scratch" / "summary.json")
+    ll = _read(rd / "low_level" / "summary.json")
     lines = [f"# LAPA pipeline report: `{cfg.name}`", "",
              f"Run folder `{rd}`. LAPA and its two reference points trained on the same episodes, evaluated on the same "
              f"held-out seeds (from {cfg.eval.seed_start if cfg.eval.seed_start is not None else cfg.data.sim.eval_seed_start}; "
@@ -419,7 +419,7 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
              f"| source | {getattr(cfg.data.source, 'value', cfg.data.source)} |",
              f"| tasks | {len(tasks)}: {', '.join(tasks)} |",
              f"| episodes | {gen.get('kept', '?')} kept of {gen.get('episodes', '?')} generated; " + ", ".join(f"{k} {v}" for k, v in n_eps.items()) + " |",
-             f"| frame pairs | " + ", ".join(f"{k} {v}" for k, v in n_pairs.items()) + " |",
+             "| frame pairs | " + ", ".join(f"{k} {v}" for k, v in n_pairs.items()) + " |",
              f"| image size | {vid.get('image_size')} |",
              f"| frame gap | {vid.get('frame_gap_s')} s at {vid.get('fps')} fps |",
              f"| labelled subset (low-level) | `low_level.labelled_fraction={cfg.low_level.labelled_fraction}`: "
