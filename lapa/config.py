@@ -611,8 +611,8 @@ class SlurmConfig:
     time: str = "01:00:00"
     job_name: Optional[str] = None    # null: lapa-<stage>
     container_image: Optional[str] = None    # Pyxis: a .sqsh file (or registry image); null: no --container-* flags
-    container_mounts: Optional[str] = None   # Pyxis: SRC:DST[,SRC:DST...]
-    container_workdir: Optional[str] = None  # Pyxis: the working directory inside the container
+    container_mounts: Optional[str] = None   # Pyxis: SRC:DST[,SRC:DST...]; null: the job's folder at its own path
+    container_workdir: Optional[str] = None  # Pyxis: the working directory inside the container; null: the job's folder
     python: str = "python"            # the interpreter srun starts (inside the container when there is one)
     extra_sbatch: list[str] = field(default_factory=list)  # more #SBATCH options, e.g. ["--mail-type=END"]
     env: dict[str, str] = field(default_factory=dict)      # exported before srun: NCCL settings, OMP_NUM_THREADS, ...

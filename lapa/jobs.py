@@ -204,13 +204,15 @@ def sbatch_lines(sc, stage: str, workdir: str | os.PathLike) -> list[str]:
     return [f"#SBATCH {o}" for o in opts]
 
 
-def container_flags(sc) -> list[str]:
-    "Pyxis's srun flags for the Slurm config `sc` (none without `container_image`)."
+def container_flags(sc, workdir: str | os.PathLike | None = None) -> list[str]:
+    """Pyxis's srun flags for the Slurm config `sc` (none without `container_image`). Unless the config sets them,
+    the job's working directory `workdir` is mounted at the same path and is the container's working directory, so
+    that relative paths (`run_dir=runs/x`) land on the host's disk, not in the container."""
     if not sc.container_image: return []
-    flags = [f"--container-image={sc.container_image}"]
-    if sc.container_mounts: flags.append(f"--container-mounts={sc.container_mounts}")
-    if sc.container_workdir: flags.append(f"--container-workdir={sc.container_workdir}")
-    return flags
+    mounts = sc.container_mounts or (f"{workdir}:{workdir}" if workdir else None)
+    inside = sc.container_workdir or (str(workdir) if workdir else None)
+    return [f"--container-image={sc.container_image}", *([f"--container-mounts={mounts}"] if mounts else []),
+            *([f"--container-workdir={inside}"] if inside else [])]
 
 
 def templates_dir() -> Path:
@@ -223,15 +225,15 @@ def render_sbatch(cfg: DictConfig, stage: str, overrides: list[str] = (), workdi
     stage = slurm_stage(stage)
     tpl = templates_dir() / SLURM_STAGES[stage].template
     if not tpl.is_file(): raise ConfigError(f"no sbatch template {tpl} for stage {stage!r}")
-    sc = cfg.slurm
-    flags = container_flags(sc)
+    sc, workdir = cfg.slurm, Path(workdir or os.getcwd()).resolve()
+    flags = container_flags(sc, workdir)
     job_overrides = [o for o in overrides if not o.split("=")[0].lstrip("+~").split(".")[0] == "slurm"]
     launch = SLURM_STAGES[stage].launch
     if launch:   # one rank per task: the trainer's devices and nodes follow the allocation unless set explicitly
         given = {o.split("=")[0].lstrip("+~") for o in job_overrides}
         job_overrides = [f"{k}={v}" for k, v in zip(launch, (sc.ntasks_per_node, sc.nodes)) if k not in given] + job_overrides
     values = {
-        "sbatch": "\n".join(sbatch_lines(sc, stage, Path(workdir or os.getcwd()).resolve())),
+        "sbatch": "\n".join(sbatch_lines(sc, stage, workdir)),
         "env": "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in sc.env.items()),
         "srun_flags": "".join(f" {shlex.quote(f)}" for f in flags),
         "python": shlex.quote(sc.python),
