@@ -18,6 +18,7 @@ def pytest_configure(config):
     n = os.environ.get("PYTEST_XDIST_WORKER_COUNT") or getattr(config.option, "numprocesses", None) or 1
     workers = int(n) if str(n).isdigit() else (os.cpu_count() or 1)   # -n auto: one worker per core
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")   # nothing may download: a test that tries fails instead of fetching
 
 
 def pytest_collect_file(parent, file_path):

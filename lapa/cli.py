@@ -10,7 +10,7 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, DataError, LapaError, log_to_file
+from .core import ConfigError, DataError, LapaError, launch_rank, log_to_file
 
 # %% auto #0
 __all__ = ['VERBS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main']
@@ -88,7 +88,7 @@ def run(argv: list[str]) -> int:
         verb = VERBS[path]
         from lapa.config import load_cfg, stage_dir
         cfg = None if verb.overrides else load_cfg(overrides)
-        if verb.stage: log_to_file(stage_dir(cfg, verb.stage) / "out.log")
+        if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
         logging.getLogger("lapa").info("lapa %s", " ".join(argv))
         mod, name = verb.target.split(":")
         fn = getattr(importlib.import_module(mod), name)

@@ -21,7 +21,7 @@ import numpy as np
 # %% auto #0
 __all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'atomic_write', 'write_json', 'write_jsonl', 'read_json',
            'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger',
-           'log_to_file']
+           'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -209,6 +209,11 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 def get_logger(name: str = "lapa") -> logging.Logger:
     "The package logger (console output is left to the application)."
     return logging.getLogger(name)
+
+
+def launch_rank() -> int:
+    "This process's global rank as its launcher set it (torchrun's `RANK`, srun's `SLURM_PROCID`); 0 without a launcher."
+    return int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", 0)))
 
 
 def log_to_file(path: str | os.PathLike, level: int = logging.INFO) -> logging.Handler:

@@ -28,7 +28,7 @@ from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from .config import Accelerator, Strategy, WandbMode, load_cfg
-from .core import ConfigError, DataError, get_logger, log_to_file, read_json, write_json
+from .core import ConfigError, DataError, get_logger, launch_rank, log_to_file, read_json, write_json
 from .laq import lightning_precision, wandb_env
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
@@ -731,8 +731,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         cfg = load_cfg(argv)
-        if int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", 0))) == 0:
-            log_to_file(foundation_dir(cfg) / "out.log")
+        if launch_rank() == 0: log_to_file(foundation_dir(cfg) / "out.log")
         train_foundation(cfg)
         return 0
     except ConfigError as e:
