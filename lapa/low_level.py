@@ -428,8 +428,8 @@ def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], b
     "Unnormalised action chunks (N, horizon, A) for in-memory samples (raw `state`)."
     model.eval()
     dev = next(model.parameters()).device
-    io = model_transforms(model.norm_stats, model.normalization)
-    norm, unnorm = compose(io.inputs), compose(io.outputs)
+    model_io = model_transforms(model.norm_stats, model.normalization)
+    norm, unnorm = compose(model_io.inputs), compose(model_io.outputs)
     if model.arch.head == "flow" and noise is None: noise = torch.zeros(model.chunk_shape)
     out = []
     for i in range(0, len(data["actions"]), batch_size):

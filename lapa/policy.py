@@ -122,8 +122,8 @@ class LAPAPolicy:
         group = Group().push([InjectDefaultPrompt(default_prompt), CheckObservation(a.state_dim if a.use_state else None, need_image),
                               RepackTransform(repack)])
         if need_image: group = group.push([ResizeImages(a.image_size, a.image_size)])
-        io = model_transforms(stats, mode)   # the very transforms the low-level policy trained behind
-        group = group.push(io.inputs, io.outputs)
+        model_io = model_transforms(stats, mode)   # the very transforms the low-level policy trained behind
+        group = group.push(model_io.inputs, model_io.outputs)
         self.transforms = group
         self._inputs, self._outputs = compose(group.inputs), compose(group.outputs)
         obs_spec = {}
