@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import http
 import math
+import socket
 import threading
 import time
 import traceback
@@ -26,7 +27,7 @@ _log = get_logger("lapa.serving")
 
 # %% auto #0
 __all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_MESSAGE_BYTES', 'Policy', 'ProtocolError', 'RequestError', 'PolicyServerError',
-           'policy_metadata', 'packb', 'unpackb', 'check_observation', 'DummyPolicy', 'dummy_observation',
+           'policy_metadata', 'packb', 'unpackb', 'check_observation', 'DummyPolicy', 'dummy_observation', 'free_port',
            'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg', 'cli_serve',
            'observation_from_metadata', 'bench_serve', 'serve_table', 'cli_bench_serve']
 
@@ -144,6 +145,12 @@ def dummy_observation(image_size: int = 64, state_dim: int = 39, seed: int = 0, 
     rng = np.random.default_rng(seed)
     return {"observation/image": rng.integers(0, 256, (image_size, image_size, 3), dtype=np.uint8),
             "observation/state": rng.normal(size=state_dim).astype(np.float32), "prompt": prompt}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    "A TCP port that is free on `host` right now (for a server started in another process)."
+    with socket.socket() as s:
+        s.bind((host, 0)); return s.getsockname()[1]
 
 # %% ../nbs/52_serving.ipynb #b87bf380
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
