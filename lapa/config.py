@@ -20,13 +20,14 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['FOUNDATION_SIZES', 'Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'DataConfig',
-           'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
-           'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'Normalization', 'LowLevelConfig',
-           'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg',
-           'config_yaml', 'stage_dir']
+__all__ = ['FOUNDATION_SIZES', 'INITS', 'Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig',
+           'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision',
+           'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig',
+           'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
+           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig', 'FinetuneConfig', 'PolicyKind',
+           'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
+           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -111,6 +112,16 @@ class ShardConfig:
 
 
 @dataclass
+class LabelledConfig:
+    "The labelled subset: the few episodes per task whose actions the fine-tuning and the low-level policy may use."
+    episodes_per_task: int = 3     # training episodes per task with actions, drawn by the run's `seed`
+    source: Optional[str] = None   # the dataset they are drawn from; null: the run's labels/actions, else data/actions
+    out_dir: str = "${data.out_dir}/labelled"  # one view per draw: out_dir/n<episodes_per_task>-s<seed>
+
+    def _problems(self): return _positive(self, "episodes_per_task")
+
+
+@dataclass
 class DataConfig:
     "Episodes and shards: `lapa data ...`."
     source: Source = Source.metaworld
@@ -118,11 +129,18 @@ class DataConfig:
     sim: SimConfig = field(default_factory=SimConfig)
     videos: VideoSourceConfig = field(default_factory=VideoSourceConfig)
     shard: ShardConfig = field(default_factory=ShardConfig)
+    labelled: LabelledConfig = field(default_factory=LabelledConfig)
 
     def _problems(self):
         if self.source == Source.videos and not self.videos.folder:
             return [("videos.folder", "must be set when data.source=videos")]
         return []
+
+
+@dataclass
+class ObservationConfig:
+    "What every policy sees: the image, the instruction and the state view named here."
+    state: str = "proprio"   # a state view the dataset declares (Meta-World: proprio = hand position + gripper), full, or none
 
 
 @dataclass
@@ -318,8 +336,20 @@ class LAQConfig:
 
 class FoundationPredict(str, Enum):
     "What the foundation VLA learns to predict."
-    latents = "latents"  # LAQ's latent action tokens (LAPA)
-    actions = "actions"  # ground-truth actions in bins (LAPA's ActionVLA baseline)
+    latents = "latents"  # LAQ's latent action tokens (LAPA's pretraining)
+    actions = "actions"  # chunks of robot actions from an action head (fine-tuning, and the ActionVLA baseline's pretraining)
+
+
+class ActionHead(str, Enum):
+    "How the VLA's action head (predict=actions) turns the hidden states at its query positions into an action chunk."
+    l1 = "l1"      # continuous actions, L1 loss, all decoded at once (OpenVLA-OFT, UniVLA)
+    bins = "bins"  # each action dimension in `action_bins` uniform bins (LAPA's and OpenVLA's discrete actions)
+
+
+class Normalization(str, Enum):
+    "How states and actions are normalised (statistics from the dataset, saved with the checkpoint)."
+    zscore = "zscore"      # (x - mean) / std
+    quantile = "quantile"  # q01..q99 mapped to [-1, 1]
 
 
 FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.FOUNDATION_PRESETS`
@@ -342,6 +372,7 @@ class FoundationModelConfig:
     lm_heads: Optional[int] = None
     lm_kv_heads: Optional[int] = None
     max_text_len: int = 64                 # instruction tokens (bytes for the byte-level tokenizer); longer ones are cut
+    init_seed: int = 0                     # seed of the random weights (`lapa foundation init`: the VLM every arm starts from)
 
     def _problems(self):
         p = [(n, f"must be > 0, got {getattr(self, n)}") for n in ("image_size", "patch_size", "vision_dim", "vision_layers",
@@ -355,14 +386,24 @@ class FoundationModelConfig:
 
 @dataclass
 class FoundationConfig:
-    "The foundation VLA: image + instruction -> latent action tokens (or binned actions)."
+    "The foundation VLA: image + instruction -> latent action tokens (pretraining) or an action chunk (predict=actions)."
     predict: FoundationPredict = FoundationPredict.latents
     model: FoundationModelConfig = field(default_factory=FoundationModelConfig)
-    action_bins: int = 256         # bins per action dimension (predict=actions), uniform over the dataset's q01..q99
-    dataset: Optional[str] = None  # null: `${run_dir}/labels` (latents) or `${data.out_dir}/actions` (actions)
+    init: Optional[str] = None     # a foundation checkpoint folder to start from (its vision tower, projector and LM; heads where they fit)
+    dataset: Optional[str] = None  # null: `${run_dir}/labels/video` (latents) or `${data.out_dir}/actions` (actions)
+    action_head: ActionHead = ActionHead.l1
+    action_horizon: Optional[int] = None  # actions per chunk (predict=actions); null: the dataset's action horizon
+    num_queries: int = 4           # action query tokens after the prompt, read by the action head
+    action_bins: int = 256         # bins per action dimension (action_head=bins), uniform over the data's q01..q99
+    normalization: Normalization = Normalization.zscore   # of the state and (action_head=l1) the actions
+    aux_latent_weight: float = 0.0  # > 0: the query positions also predict LAQ's latent tokens (needs a labelled dataset)
 
     def _problems(self):
-        return [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
+        p = [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
+        p += _positive(self, "num_queries")
+        if self.action_horizon is not None and self.action_horizon < 1: p.append(("action_horizon", f"must be >= 1 or null, got {self.action_horizon}"))
+        if self.aux_latent_weight < 0: p.append(("aux_latent_weight", f"must be >= 0, got {self.aux_latent_weight}"))
+        return p
 
 
 class LowLevelHead(str, Enum):
@@ -377,17 +418,10 @@ class ActionLoss(str, Enum):
     mse = "mse"
 
 
-class Normalization(str, Enum):
-    "How states and actions are normalised (statistics from the dataset, saved with the checkpoint)."
-    zscore = "zscore"      # (x - mean) / std
-    quantile = "quantile"  # q01..q99 mapped to [-1, 1]
-
-
 @dataclass
 class LowLevelConfig:
-    "The low-level policy: latent tokens + observation -> action chunk (`lapa low-level train`) and how it is executed."
-    labelled_fraction: float = 0.1  # share of episodes (per task) whose actions the low-level policy may use
-    dataset: Optional[str] = None   # the labelled actions dataset; null: the run's `labels/actions`
+    "The low-level policy of the hierarchical path: latent tokens + observation -> action chunk (`lapa low-level train`)."
+    dataset: Optional[str] = None   # the labelled dataset it trains on; null: the run's labelled subset (`data.labelled`)
     use_latents: bool = True        # false: the scratch baseline (same encoder and head, no latent tokens)
     use_image: bool = True
     use_state: bool = True
@@ -409,26 +443,101 @@ class LowLevelConfig:
     max_steps: int = 2000
     accelerator: Accelerator = Accelerator.auto
     wandb: WandbMode = WandbMode.offline
-    replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
-    temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
-    ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age) ...
-    device: str = "auto"                # where LAPAPolicy runs: auto (cuda if available), cpu, cuda
 
     def _problems(self):
         p = _positive(self, "flow_steps", "dim", "latent_dim", "batch_size", "lr", "max_steps")
-        if not 0 < self.labelled_fraction <= 1: p.append(("labelled_fraction", f"must be in (0, 1], got {self.labelled_fraction}"))
-        for n in ("action_horizon", "replan_steps"):
-            if getattr(self, n) is not None and getattr(self, n) < 1: p.append((n, f"must be >= 1 or null, got {getattr(self, n)}"))
-        if self.action_horizon and self.replan_steps and self.replan_steps > self.action_horizon:
-            p.append(("replan_steps", f"{self.replan_steps} exceeds action_horizon={self.action_horizon}"))
+        if self.action_horizon is not None and self.action_horizon < 1: p.append(("action_horizon", f"must be >= 1 or null, got {self.action_horizon}"))
         if self.depth < 0: p.append(("depth", f"must be >= 0, got {self.depth}"))
         if not self.channels or min(self.channels) < 1: p.append(("channels", f"must list positive widths, got {list(self.channels)}"))
-        for n in ("weight_decay", "warmup_steps", "ensemble_decay"):
+        for n in ("weight_decay", "warmup_steps"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
         if self.latent_source not in ("laq", "foundation"): p.append(("latent_source", f"must be laq or foundation, got {self.latent_source!r}"))
         if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
+        return p
+
+
+INITS = ("scratch", "lapa", "action_vla")   # the named initialisations of `finetune.init` (the benchmark's arms)
+
+
+@dataclass
+class FinetuneConfig:
+    """`lapa foundation finetune`: the whole VLA fine-tuned on the labelled subset with an action head (the paper's
+    recipe), from one initialisation. The run shape (strategy, devices, precision) is `training`'s; the budget and
+    the optimiser are set here, the same for every initialisation."""
+    init: str = "lapa"                # scratch (the VLM before robot pretraining) | lapa (latent-pretrained) | action_vla | a checkpoint folder
+    dataset: Optional[str] = None     # null: the run's labelled subset `data.labelled` (written if missing)
+    out_dir: Optional[str] = None     # null: ${run_dir}/finetune/<init>/n<labelled episodes per task>-s<seed>
+    total_train_samples: int = 32000
+    global_batch_size: int = 32
+    per_gpu_batch_size: int = 32
+    lr: float = 1e-3
+    min_lr_ratio: float = 0.1
+    warmup_steps: int = 50
+    weight_decay: float = 0.01
+    ema_decay: float = 0.0
+    num_checkpoints: int = 2
+
+    def _problems(self):
+        p = _positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")
+        for n in ("warmup_steps", "weight_decay"):
+            if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
+        if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
+        if not 0 <= self.min_lr_ratio <= 1: p.append(("min_lr_ratio", f"must be in [0, 1], got {self.min_lr_ratio}"))
+        if self.global_batch_size % self.per_gpu_batch_size:
+            p.append(("global_batch_size", f"{self.global_batch_size} is not a multiple of per_gpu_batch_size={self.per_gpu_batch_size}"))
+        if not self.init: p.append(("init", f"name an initialisation ({', '.join(INITS)}) or a checkpoint folder"))
+        return p
+
+
+class PolicyKind(str, Enum):
+    "Which of a run's policies to load."
+    vla = "vla"                    # the fine-tuned VLA (`finetune.*`): image, instruction, state -> action chunk
+    hierarchical = "hierarchical"  # foundation latents -> low-level policy (low_level.use_latents=false: its scratch)
+
+
+@dataclass
+class PolicyConfig:
+    "The policy `lapa eval` and `lapa serve` load, where it runs, and how its action chunks are executed."
+    kind: PolicyKind = PolicyKind.vla
+    checkpoint: Optional[str] = None    # a fine-tuned VLA folder (kind=vla) instead of the one `finetune.*` names
+    device: str = "auto"                # auto (cuda if available), cpu, cuda[:N]
+    replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
+    temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
+    ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age)
+
+    def _problems(self):
+        p = []
+        if self.replan_steps is not None and self.replan_steps < 1: p.append(("replan_steps", f"must be >= 1 or null, got {self.replan_steps}"))
+        if self.ensemble_decay < 0: p.append(("ensemble_decay", f"must be >= 0, got {self.ensemble_decay}"))
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"): p.append(("device", f"must be auto, cpu or cuda[:N], got {self.device!r}"))
+        return p
+
+
+@dataclass
+class BenchmarkConfig:
+    """The protocol `lapa pipeline` runs and reports: the arms (fine-tuning from each initialisation), the training
+    seeds, the label-scaling points; tasks, test seeds, episode counts and step limits are the `eval` group's."""
+    arms: list[str] = field(default_factory=lambda: list(INITS))   # fine-tuning initialisations compared
+    hierarchical: bool = True         # also the blueprint's path (foundation latents -> low-level) and its scratch
+    seeds: list[int] = field(default_factory=lambda: [0])  # training seeds: labelled-subset draw, head init, data order
+    label_scaling: list[int] = field(default_factory=list)  # more labelled episodes per task for the scaling figure
+    label_scaling_seeds: list[int] = field(default_factory=lambda: [0])
+    label_scaling_episodes_per_task: Optional[int] = None  # test seeds per task of the scaling points (null: eval's)
+    demonstration: bool = True        # the report says the run demonstrates the path, it does not test the claim
+    task_rule: str = ""               # how the tasks were chosen, stated before any result (printed in the report)
+    bootstrap: int = 10000            # resamples of the paired bootstrap
+
+    def _problems(self):
+        p = _positive(self, "bootstrap")
+        bad = [a for a in self.arms if a not in INITS]
+        if bad: p.append(("arms", f"unknown arms {bad} (valid: {', '.join(INITS)})"))
+        if not self.arms: p.append(("arms", "name at least one arm"))
+        if not self.seeds: p.append(("seeds", "name at least one training seed"))
+        if len(set(self.seeds)) != len(self.seeds): p.append(("seeds", f"repeats a seed: {list(self.seeds)}"))
+        if any(n < 1 for n in self.label_scaling): p.append(("label_scaling", f"must list counts >= 1, got {list(self.label_scaling)}"))
+        if self.label_scaling_episodes_per_task is not None and self.label_scaling_episodes_per_task < 1:
+            p.append(("label_scaling_episodes_per_task", f"must be >= 1 or null, got {self.label_scaling_episodes_per_task}"))
         return p
 
 
@@ -544,11 +653,30 @@ class BenchServeConfig:
 
 
 @dataclass
+class BenchEvalConfig:
+    "`lapa bench eval`: closed-loop episodes per minute, rendering every step (as before) beside rendering on request, in 1..N processes."
+    policy: str = "chunk"       # chunk: a fixed-cost chunk policy (`cost_ms`, horizon 8); run: the run's policy (`policy.*`)
+    cost_ms: float = 1.0        # inference time of the chunk policy per request
+    tasks: list[str] = field(default_factory=lambda: ["drawer-open-v3", "window-close-v3"])
+    episodes_per_task: int = 6
+    max_steps: int = 150
+    workers: list[int] = field(default_factory=lambda: [1, 2])  # process counts to measure (rendering on request)
+
+    def _problems(self):
+        p = _positive(self, "episodes_per_task", "max_steps")
+        if self.cost_ms < 0: p.append(("cost_ms", f"must be >= 0, got {self.cost_ms}"))
+        if not self.workers or min(self.workers) < 1: p.append(("workers", f"must list counts >= 1, got {list(self.workers)}"))
+        if self.policy not in ("chunk", "run"): p.append(("policy", f"must be chunk or run, got {self.policy!r}"))
+        return p
+
+
+@dataclass
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
     laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
     serve: BenchServeConfig = field(default_factory=BenchServeConfig)
+    eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
 
 
 @dataclass
@@ -573,7 +701,8 @@ class EvalConfig:
     episodes_per_task: int = 10
     seed_start: Optional[int] = None      # null: data.sim.eval_seed_start (disjoint from the training seeds)
     max_steps: Optional[int] = None       # null: data.sim.max_steps
-    replan_steps: Optional[int] = None    # actions executed from each returned chunk before asking again (null: low_level.replan_steps, else all)
+    replan_steps: Optional[int] = None    # actions executed from each returned chunk before asking again (null: policy.replan_steps, else all)
+    workers: int = 2                      # processes that run episodes in parallel (1: in this process)
     expert: bool = True                   # also run the scripted expert on the same seeds, as a reference
     videos_per_task: int = 2
     video_format: str = "gif"             # gif or mp4
@@ -586,7 +715,7 @@ class EvalConfig:
     out_dir: str = "${run_dir}/eval"
 
     def _problems(self):
-        p = _positive(self, "episodes_per_task", "video_fps", "connect_timeout_s", "request_timeout_s")
+        p = _positive(self, "episodes_per_task", "video_fps", "connect_timeout_s", "request_timeout_s", "workers")
         for n in ("max_steps", "replan_steps"):
             if getattr(self, n) is not None and getattr(self, n) <= 0: p.append((n, f"must be > 0, got {getattr(self, n)}"))
         if self.seed_start is not None and self.seed_start < 0: p.append(("seed_start", f"must be >= 0, got {self.seed_start}"))
@@ -648,14 +777,18 @@ class LapaConfig:
     run_dir: str = "runs/${name}"
     seed: int = 0
     data: DataConfig = field(default_factory=DataConfig)
+    observation: ObservationConfig = field(default_factory=ObservationConfig)
     loader: LoaderConfig = field(default_factory=LoaderConfig)
     laq: LAQConfig = field(default_factory=LAQConfig)
     foundation: FoundationConfig = field(default_factory=FoundationConfig)
+    finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
     low_level: LowLevelConfig = field(default_factory=LowLevelConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    benchmark: BenchmarkConfig = field(default_factory=BenchmarkConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 

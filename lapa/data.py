@@ -52,7 +52,7 @@ def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:
 # %% ../nbs/13_data.ipynb #e398b229
 def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict]:
     "Write every view of `data.shard.views` from the run's episodes; return their `dataset.json` contents."
-    from lapa.sim import load_episodes, read_episode_index
+    from lapa.sim import STATE_VIEWS, load_episodes, read_episode_index
     d = episodes_dir(cfg)
     index = read_episode_index(d)
     if not index: raise DataError("no episodes to shard: run `lapa data gen` first", d / "episodes.jsonl")
@@ -62,8 +62,9 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
     settings = ShardSettings.from_cfg(cfg.data.shard)
     infos = {}
     for view in cfg.data.shard.views:
-        infos[view] = write_dataset(load_episodes(d), dataset_dir(cfg, view), view, settings, splits,
-                                    extra_info=dict(source=Source(cfg.data.source).value, episodes=str(d)))
+        extra = dict(source=Source(cfg.data.source).value, episodes=str(d))
+        if cfg.data.source == Source.metaworld: extra["state_views"] = STATE_VIEWS   # what a policy may see of the state
+        infos[view] = write_dataset(load_episodes(d), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos

@@ -5,27 +5,31 @@
 # %% ../nbs/60_eval.ipynb #34e1f78c
 from __future__ import annotations
 
+import importlib
 import io
+import multiprocessing as mp
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .core import ConfigError, LapaError, atomic_write, get_logger, write_json
-from .policy import ActionChunkBroker, PolicyRecorder, chunk_shape, policy_metadata_of
-from .serving import Policy, RequestError, WebsocketPolicyClient, load_run_policy, policy_metadata
+from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, PolicyRecorder, chunk_shape, policy_metadata_of
+from .serving import Policy, RequestError, WebsocketPolicyClient, policy_metadata
 from .sim import INSTRUCTIONS, MetaWorldEnv, ScriptedExpert, centre_crop_resize, episode_id, resolve_tasks
 
 _log = get_logger("lapa.eval")
 
 # %% auto #0
-__all__ = ['STATE_DIM', 'ACTION_DIM', 'ExpertPolicy', 'RandomPolicy', 'policy_observation', 'policy_image_size', 'run_episode',
-           'rollouts', 'summarise', 'write_video', 'results_markdown', 'plot_results', 'eval_plan', 'evaluate',
-           'policy_for_eval', 'cli_eval']
+__all__ = ['STATE_DIM', 'ACTION_DIM', 'ExpertPolicy', 'ChunkedExpert', 'RandomPolicy', 'RequestSpec', 'policy_observation',
+           'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise', 'write_video', 'results_markdown',
+           'plot_results', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval', 'cli_eval', 'bench_eval',
+           'cli_bench_eval']
 
 # %% ../nbs/60_eval.ipynb #6562626a
 STATE_DIM, ACTION_DIM = 39, 4   # Meta-World v3 (goal visible in the state)
@@ -50,6 +54,24 @@ class ExpertPolicy:
         return {"actions": action, "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
 
 
+class ChunkedExpert(ExpertPolicy):
+    """The expert's action for the current state held for a whole chunk, asking for the image as a VLA does and spending
+    `cost_ms` of CPU per request: a deterministic stand-in for a learned chunk policy (benchmarks, tests)."""
+
+    def __init__(self, horizon: int = 8, cost_ms: float = 0.0, image_size: int = 64):
+        super().__init__()
+        self.horizon, self.cost_ms = int(horizon), float(cost_ms)
+        self.metadata = policy_metadata({IMAGE_KEY: ((image_size, image_size, 3), "uint8"), STATE_KEY: ((STATE_DIM,), "float32"),
+                                         PROMPT_KEY: (None, "str")}, (self.horizon, ACTION_DIM), policy="chunked-expert")
+
+    def infer(self, obs: dict) -> dict:
+        t0 = time.perf_counter()
+        if obs.get(IMAGE_KEY) is None: raise RequestError(f"{IMAGE_KEY!r} is missing")
+        reply = super().infer(obs)
+        while time.perf_counter() - t0 < self.cost_ms / 1000: pass   # busy, as inference on a CPU is
+        return {"actions": np.repeat(reply["actions"], self.horizon, 0), "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
+
+
 class RandomPolicy:
     "Uniform random actions in [-1, 1], `horizon` at a time."
 
@@ -61,37 +83,78 @@ class RandomPolicy:
         return {"actions": self.rng.uniform(-1, 1, (self.horizon, self.action_dim)).astype(np.float32), "policy_timing": {"infer_ms": 0.0}}
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
+@dataclass(frozen=True)
+class RequestSpec:
+    "What a policy is sent, from its metadata: the image (at `image_size`), the state (the positions `state_indices`; None: all)."
+    image: bool = True
+    image_size: int | None = None
+    state: bool = True
+    state_indices: tuple[int, ...] | None = None
+
+    @classmethod
+    def of(cls, metadata: dict | None) -> "RequestSpec":
+        "The request a policy's metadata asks for (no `observation` entry: everything, as an unknown client would expect)."
+        obs = (metadata or {}).get("observation")
+        if obs is None: return cls()
+        shape = (obs.get(IMAGE_KEY) or {}).get("shape")
+        size = int(shape[0]) if shape and shape[0] is not None and shape[0] == shape[1] else None
+        view = (metadata or {}).get("state_view")
+        return cls(IMAGE_KEY in obs, size, STATE_KEY in obs, tuple(int(i) for i in view["indices"]) if view else None)
+
+    def observation(self, obs: dict, instruction: str) -> dict:
+        "The request for the simulator's observation `obs` (`image`, full `state`)."
+        out = {}
+        if self.image:
+            img = obs["image"]
+            if self.image_size is not None and img.shape[:2] != (self.image_size, self.image_size): img = centre_crop_resize(img, self.image_size)
+            out[IMAGE_KEY] = img
+        if self.state: out[STATE_KEY] = obs["state"] if self.state_indices is None else obs["state"][list(self.state_indices)]
+        out[PROMPT_KEY] = instruction
+        return out
+
+
 def policy_observation(obs: dict, instruction: str, image_size: int | None = None) -> dict:
-    "The simulator's observation in the keys a policy is asked with (the image resized to `image_size` when given)."
-    img = obs["image"]
-    if image_size is not None and img.shape[:2] != (image_size, image_size): img = centre_crop_resize(img, image_size)
-    return {"observation/image": img, "observation/state": obs["state"], "prompt": instruction}
+    "The simulator's observation in the keys a policy is asked with, all of it (the image resized to `image_size` when given)."
+    return RequestSpec(image_size=image_size).observation(obs, instruction)
 
 
 def policy_image_size(metadata: dict | None) -> int | None:
     "The square image size a policy's metadata asks for (None: any, or no image)."
-    shape = ((metadata or {}).get("observation") or {}).get("observation/image", {}).get("shape")
-    return int(shape[0]) if shape and shape[0] is not None and shape[0] == shape[1] else None
+    return RequestSpec.of(metadata).image_size
 
 
 def run_episode(policy: Policy, env: MetaWorldEnv, seed: int, max_steps: int, replan_steps: int | None = None,
                 record: bool = False, image_size: int | None = None, temporal_ensemble: bool = False,
-                ensemble_decay: float = 0.01) -> tuple[dict, np.ndarray | None]:
+                ensemble_decay: float = 0.01, render: str = "request", timings: dict | None = None) -> tuple[dict, np.ndarray | None]:
     """Run `policy` on `env` with layout `seed` until success or `max_steps` steps; return a result row (and the frames).
     The chunks run through `ActionChunkBroker`: a new one every `replan_steps` steps (at most the horizon; None: whole
-    chunks), temporally ensembled if asked."""
-    horizon, action_dim = chunk_shape(policy_metadata_of(policy))
+    chunks), temporally ensembled if asked. `image_size` overrides the size the metadata asks for; `timings` collects
+    `infer_ms` (the policy's own) and `call_ms` (the whole request) of every request."""
+    meta = policy_metadata_of(policy)
+    horizon, action_dim = chunk_shape(meta)
     if action_dim != env.action_dim:
         raise LapaError(f"the policy's actions have {action_dim} dims (metadata actions.shape), {env.task} takes {env.action_dim}")
+    if render not in ("request", "always"): raise ConfigError(f"render must be request or always, got {render!r}")
+    req = RequestSpec.of(meta)
+    if image_size is not None: req = RequestSpec(req.image, image_size, req.state, req.state_indices)
     broker = ActionChunkBroker(policy, min(replan_steps or horizon, horizon), temporal_ensemble, ensemble_decay)
-    obs = env.reset(seed)
+    every = record or render == "always"
+    obs = env.reset(seed, render=every)
     frames = [obs["image"]] if record else None
     steps, requests, request_ms, success = 0, 0, 0.0, False
     while steps < max_steps and not success:
         t0 = time.perf_counter()
-        reply = broker.infer(policy_observation(obs, env.instruction, image_size))
-        if reply["replanned"]: request_ms += 1000 * (time.perf_counter() - t0); requests += 1
-        obs, _, success, _, _ = env.step(reply["actions"])
+        asked = broker.due
+        if asked and req.image and obs["image"] is None: obs = {**obs, "image": env.render()}
+        reply = broker.infer(req.observation(obs, env.instruction) if asked else None)
+        if asked:
+            ms = 1000 * (time.perf_counter() - t0)
+            request_ms += ms; requests += 1
+            if timings is not None:
+                timings.setdefault("call_ms", []).append(ms)
+                t = (reply.get("policy_timing") or {}).get("infer_ms")
+                if t is not None: timings.setdefault("infer_ms", []).append(float(t))
+        obs, _, success, _, _ = env.step(reply["actions"], render=every)
         steps += 1
         if record: frames.append(obs["image"])
     row = dict(task=env.task, seed=int(seed), episode=episode_id(env.task, seed), success=bool(success), steps=steps,
@@ -99,23 +162,82 @@ def run_episode(policy: Policy, env: MetaWorldEnv, seed: int, max_steps: int, re
     return row, (np.stack(frames) if record else None)
 
 # %% ../nbs/60_eval.ipynb #076c3bff
-def rollouts(policy: Policy, tasks: Sequence[str], seeds: Sequence[int], max_steps: int, replan_steps: int | None = None,
-             image_size: int = 64, camera: str = "corner4", videos: int = 0, desc: str = "eval",
-             progress: bool = True, request_image_size: int | None = None, temporal_ensemble: bool = False,
-             ensemble_decay: float = 0.01) -> tuple[list[dict], dict[str, np.ndarray]]:
-    "Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows and `{episode: frames}`."
+@dataclass(frozen=True)
+class PolicySpec:
+    "How a process builds a policy: the callable `target` (`module:function`) with keyword arguments `kwargs`."
+    target: str
+    kwargs: dict = field(default_factory=dict)
+
+    def build(self) -> Policy:
+        mod, _, name = self.target.partition(":")
+        try: fn = getattr(importlib.import_module(mod), name)
+        except (ImportError, AttributeError) as e: raise ConfigError(f"policy spec: cannot import {self.target!r}: {e}") from e
+        return fn(**self.kwargs)
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(threads: int) -> None:
+    import torch
+    torch.set_num_threads(threads)
+    _WORKER.update(spec=None, policy=None, envs={})
+
+
+def _episode(job: dict) -> tuple[dict, np.ndarray | None, dict]:
+    "One episode of a job list, in a worker or in this process: `(row, frames, timings)`."
+    spec = job.get("spec")   # (target, kwargs): plain data, so that any caller's jobs unpickle in a worker
+    if spec is not None and _WORKER.get("spec") != spec:   # built in the job, not the initialiser: a failure reaches the caller
+        _WORKER.update(spec=spec, policy=PolicySpec(*spec).build())
+    envs, key = _WORKER["envs"], (job["task"], job["image_size"], job["camera"], job["max_steps"])
+    if key not in envs:
+        for e in envs.values(): e.close()
+        envs.clear()
+        envs[key] = MetaWorldEnv(job["task"], job["seed"], image_size=job["image_size"], camera=job["camera"], max_steps=job["max_steps"])
+    timings: dict = {}
+    row, frames = run_episode(_WORKER["policy"], envs[key], job["seed"], job["max_steps"], job["replan_steps"], record=job["record"],
+                              image_size=job["request_image_size"], temporal_ensemble=job["temporal_ensemble"],
+                              ensemble_decay=job["ensemble_decay"], render=job["render"], timings=timings)
+    return row, frames, timings
+
+
+def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[int], max_steps: int,
+             replan_steps: int | None = None, image_size: int = 64, camera: str = "corner4", videos: int = 0,
+             desc: str = "eval", progress: bool = True, request_image_size: int | None = None,
+             temporal_ensemble: bool = False, ensemble_decay: float = 0.01, workers: int = 1, render: str = "request",
+             timings: dict | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
+    and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings` collects request times."""
+    jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
+                 replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
+                 ensemble_decay=ensemble_decay, render=render) for t in tasks for i, s in enumerate(seeds)]
     rows, clips = [], {}
-    bar = tqdm(total=len(tasks) * len(seeds), desc=desc, unit="ep", disable=not progress)
-    for task in tasks:
-        with MetaWorldEnv(task, seeds[0], image_size=image_size, camera=camera, max_steps=max_steps) as env:
-            for i, seed in enumerate(seeds):
-                row, frames = run_episode(policy, env, seed, max_steps, replan_steps, record=i < videos,
-                                          image_size=request_image_size, temporal_ensemble=temporal_ensemble,
-                                          ensemble_decay=ensemble_decay)
-                rows.append(row)
-                if frames is not None: clips[row["episode"]] = frames
-                bar.update(); bar.set_postfix(task=task, success=sum(r["success"] for r in rows if r["task"] == task))
-    bar.close()
+    bar = tqdm(total=len(jobs), desc=desc, unit="ep", disable=not progress)
+
+    def collect(results):
+        for row, frames, t in results:
+            rows.append(row)
+            if frames is not None: clips[row["episode"]] = frames
+            if timings is not None:
+                for k, v in t.items(): timings.setdefault(k, []).extend(v)
+            bar.update(); bar.set_postfix(task=row["task"], success=sum(r["success"] for r in rows if r["task"] == row["task"]))
+
+    parallel = isinstance(policy, PolicySpec) and workers > 1 and len(jobs) > 1
+    try:
+        if parallel:   # the workers run lapa.eval's own functions (a spawned process imports them; it cannot see a notebook's)
+            from concurrent.futures import ProcessPoolExecutor   # a worker that dies raises BrokenProcessPool, never hangs
+            from lapa import eval as module
+            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"), initializer=module._worker_init,
+                                     initargs=(1,)) as pool:
+                collect(pool.map(module._episode, [dict(j, spec=(policy.target, dict(policy.kwargs))) for j in jobs]))
+        else:
+            saved = dict(_WORKER)
+            _WORKER.update(policy=policy.build() if isinstance(policy, PolicySpec) else policy, envs={})
+            try: collect(_episode(j) for j in jobs)
+            finally:
+                for e in _WORKER["envs"].values(): e.close()
+                _WORKER.clear(); _WORKER.update(saved)
+    finally: bar.close()
     return rows, clips
 
 
@@ -192,33 +314,42 @@ def eval_plan(cfg) -> dict:
     if seeds[0] < train.stop and train.start < seeds[-1] + 1:
         raise ConfigError(f"eval.seed_start: evaluation seeds [{seeds[0]}, {seeds[-1] + 1}) overlap the training seeds "
                           f"[{train.start}, {train.stop}) (data.sim.seed_start, data.sim.episodes_per_task)")
-    low = lambda key, default: OmegaConf.select(cfg, f"low_level.{key}", default=default)   # how the policy runs its chunks
+    pc = cfg.policy   # how the policy runs its chunks
     return dict(tasks=tasks, seeds=seeds, max_steps=int(e.max_steps or sim.max_steps),
-                replan_steps=e.replan_steps if e.replan_steps is not None else low("replan_steps", None),
-                temporal_ensemble=bool(low("temporal_ensemble", False)), ensemble_decay=float(low("ensemble_decay", 0.01)),
+                replan_steps=e.replan_steps if e.replan_steps is not None else pc.replan_steps,
+                temporal_ensemble=bool(pc.temporal_ensemble), ensemble_decay=float(pc.ensemble_decay),
                 image_size=int(sim.image_size), camera=str(sim.camera))
 
 
-def evaluate(policy: Policy, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
+def latency(timings: dict) -> dict:
+    "p50 / p90 of the policy's own `infer_ms` and of the whole request (`call_ms`), in ms."
+    def pct(xs, q): return round(float(np.percentile(xs, q)), 3) if xs else None
+    inf, call = timings.get("infer_ms", []), timings.get("call_ms", [])
+    return dict(requests=len(call), infer_ms_p50=pct(inf, 50), infer_ms_p90=pct(inf, 90), call_ms_p50=pct(call, 50), call_ms_p90=pct(call, 90))
+
+
+def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
              progress: bool = True) -> dict:
     "Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs."
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
-    meta = policy_metadata_of(policy)
+    if isinstance(policy, PolicySpec) and int(e.workers) <= 1: policy = policy.build()   # one process: build it here, once
+    meta = policy_metadata_of(policy.build() if isinstance(policy, PolicySpec) else policy)   # (the workers build their own)
     name = policy_name or str(meta.get("policy", type(policy).__name__))
     run = {k: plan[k] for k in ("max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")}
-    run["progress"] = progress
-    t0 = time.perf_counter()
+    run.update(progress=progress, workers=int(e.workers))
+    t0, timings = time.perf_counter(), {}
     rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
-                           request_image_size=policy_image_size(meta), **run)
+                           timings=timings, **run)
+    seconds = time.perf_counter() - t0
     results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
                    max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
-                   policy=summarise(rows), episodes=rows,
-                   policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy")}, seconds=None)
+                   policy=summarise(rows), episodes=rows, latency=latency(timings), workers=int(e.workers),
+                   policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy", "state_view")},
+                   seconds=round(seconds, 2), episodes_per_minute=round(60 * len(rows) / max(seconds, 1e-9), 1))
     if e.expert:
-        erows, _ = rollouts(ExpertPolicy(), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
+        erows, _ = rollouts(PolicySpec("lapa.eval:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
         results.update(expert=summarise(erows), expert_episodes=erows)
-    results["seconds"] = round(time.perf_counter() - t0, 2)
     for ep, frames in clips.items():
         write_video(frames, out / "videos" / f"{ep}.{e.video_format}", fps=float(e.video_fps))
     write_json(out / "results.json", results)
@@ -227,20 +358,22 @@ def evaluate(policy: Policy, cfg, out_dir: str | os.PathLike | None = None, poli
                 f"at most {plan['max_steps']} steps.\n\n" + results_markdown(results))
     import matplotlib.pyplot as plt
     plt.close(plot_results(results, out / "success.png"))
-    _log.info("policy %s: %.0f%% success overall (%s)", name, 100 * results["policy"]["overall"]["success_rate"], out)
+    _log.info("policy %s: %.0f%% success overall, %.0f episodes/min (%s)", name, 100 * results["policy"]["overall"]["success_rate"],
+              results["episodes_per_minute"], out)
     return results
 
 
-def policy_for_eval(cfg) -> Policy:
-    """The policy `lapa eval` evaluates: a client of `cfg.eval.server` (lapa's or openpi's), else the run's policy in
-    process; with `eval.record_dir`, every request and reply is saved there for replay (`lapa.policy.PolicyRecorder`)."""
+def policy_for_eval(cfg) -> PolicySpec | Policy:
+    """The policy `lapa eval` evaluates, as a spec each worker builds: the run's policy in process (`lapa.policy.load_policy`
+    with this config), or a client of `cfg.eval.server` (lapa's or openpi's). With `eval.record_dir` every request and
+    reply is saved there for replay (`lapa.policy.PolicyRecorder`): one recorder, so the policy runs in this process."""
     e = cfg.eval
-    if not e.server: policy = load_run_policy(cfg)
-    elif e.client == "openpi":
-        from openpi_client.websocket_client_policy import WebsocketClientPolicy
-        policy = WebsocketClientPolicy(host=e.server if "://" in e.server else f"ws://{e.server}")
-    else: policy = WebsocketPolicyClient(e.server, connect_timeout_s=float(e.connect_timeout_s), request_timeout_s=float(e.request_timeout_s))
-    return PolicyRecorder(policy, e.record_dir) if e.record_dir else policy
+    if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)))
+    elif e.client == "openpi": spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
+                                                 dict(host=e.server if "://" in e.server else f"ws://{e.server}"))
+    else: spec = PolicySpec("lapa.serving:WebsocketPolicyClient", dict(host=e.server, connect_timeout_s=float(e.connect_timeout_s),
+                                                                       request_timeout_s=float(e.request_timeout_s)))
+    return PolicyRecorder(spec.build(), e.record_dir) if e.record_dir else spec
 
 
 def cli_eval(cfg, args: list[str]) -> int:
@@ -249,3 +382,36 @@ def cli_eval(cfg, args: list[str]) -> int:
     print(results_markdown(results))
     print(f"outputs: {Path(cfg.eval.out_dir)}")
     return 0
+
+# %% ../nbs/60_eval.ipynb #2df55107
+def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], max_steps: int, workers: Sequence[int] = (1, 2),
+               image_size: int = 64, verbose: bool = True) -> list[dict]:
+    "Episodes per minute rendering every step, rendering on request, and on request in each count of `workers` processes."
+    variants = [("every step, 1 process", 1, "always"), ("on request, 1 process", 1, "request")]
+    variants += [(f"on request, {w} processes", w, "request") for w in workers if w > 1]
+    out, first = [], None
+    for name, w, render in variants:
+        t0 = time.perf_counter()
+        rows, _ = rollouts(policy, tasks, seeds, max_steps, image_size=image_size, workers=w, render=render, progress=False)
+        dt = time.perf_counter() - t0
+        key = [(r["task"], r["seed"], r["success"], r["steps"]) for r in rows]
+        first = first or key
+        out.append(dict(mode=name, workers=w, episodes=len(rows), steps=sum(r["steps"] for r in rows), seconds=round(dt, 2),
+                        episodes_per_minute=round(60 * len(rows) / dt, 1), same_outcomes=key == first,
+                        successes=sum(r["success"] for r in rows)))
+    for r in out: r["vs_first"] = round(r["episodes_per_minute"] / out[0]["episodes_per_minute"], 2)
+    if verbose:
+        print(f"{'mode':<26}{'episodes':>9}{'steps':>8}{'s':>8}{'episodes/min':>14}{'x first':>9}  same outcomes")
+        for r in out: print(f"{r['mode']:<26}{r['episodes']:>9}{r['steps']:>8}{r['seconds']:>8.1f}{r['episodes_per_minute']:>14.1f}"
+                            f"{r['vs_first']:>9.2f}  {r['same_outcomes']}")
+    return out
+
+
+def cli_bench_eval(cfg, args: list[str] | None = None) -> int:
+    "`lapa bench eval`: closed-loop episodes per minute, rendering every step beside rendering on request, in 1..N processes."
+    b = cfg.bench.eval
+    policy = PolicySpec("lapa.eval:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
+    start = int(cfg.data.sim.eval_seed_start)
+    rows = bench_eval(policy, resolve_tasks(list(b.tasks)), range(start, start + int(b.episodes_per_task)), int(b.max_steps),
+                      list(b.workers), image_size=int(cfg.data.sim.image_size))
+    return 0 if all(r["same_outcomes"] for r in rows) else 1

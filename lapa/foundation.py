@@ -17,21 +17,23 @@ from torch import nn
 
 from .config import FoundationPredict, stage_dir
 from .core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
+from .transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'WEIGHTS', 'SPEC_JSON', 'foundation_arch',
-           'byte_tokenizer', 'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision',
-           'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list',
-           'num_image_tokens', 'ActionBins', 'as_images', 'check_batch', 'positions', 'FoundationVLA',
-           'start_projector', 'build_foundation', 'foundation_dataset', 'count_foundation_params', 'fit_steps',
-           'save_foundation', 'load_foundation']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON', 'TRUNK',
+           'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision', 'random_lm', 'model_from_config_dict',
+           'pretrained_vision', 'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer',
+           'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead',
+           'positions', 'FoundationVLA', 'start_projector', 'foundation_dataset', 'foundation_datasets', 'action_spec',
+           'build_foundation', 'count_foundation_params', 'fit_steps', 'save_foundation', 'read_foundation',
+           'load_foundation', 'start_from']
 
 # %% ../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation")
 
 # %% ../nbs/30_foundation.ipynb #416e1400
 FOUNDATION_PRESETS: dict[str, dict] = {
-    "tiny": dict(image_size=32, patch_size=8, vision_dim=64, vision_layers=2, vision_heads=2,
+    "tiny": dict(image_size=64, patch_size=16, vision_dim=64, vision_layers=2, vision_heads=2,
                  lm_dim=64, lm_layers=2, lm_heads=4, lm_kv_heads=2),
     "small": dict(image_size=64, patch_size=8, vision_dim=128, vision_layers=4, vision_heads=4,
                   lm_dim=256, lm_layers=4, lm_heads=4, lm_kv_heads=2),
@@ -200,7 +202,7 @@ def num_image_tokens(vision: nn.Module) -> int:
 
 # %% ../nbs/30_foundation.ipynb #75f4043e
 class ActionBins:
-    "Uniform bins per action dimension between `low` (q01) and `high` (q99)."
+    "Uniform bins per action dimension between `low` and `high`."
 
     def __init__(self, low: Sequence[float], high: Sequence[float], n: int):
         self.low = torch.as_tensor(low, dtype=torch.float64)
@@ -211,14 +213,9 @@ class ActionBins:
         self.n = int(n)
 
     @classmethod
-    def from_stats(cls, stats: dict | None, n: int) -> "ActionBins":
-        "Bins from a dataset's `stats.json` content (its `action` entry: q01, q99 per dimension)."
-        if not stats or "action" not in stats:
-            raise DataError("predict=actions needs the dataset's action statistics (stats.json has no 'action' entry)")
-        a = stats["action"]
-        missing = [k for k in ("q01", "q99") if k not in a]
-        if missing: raise DataError(f"stats.json's 'action' entry lacks {missing}")
-        return cls(a["q01"], a["q99"], n)
+    def unit(cls, dim: int, n: int) -> "ActionBins":
+        "`n` bins over [-1, 1] in each of `dim` dimensions (normalised actions)."
+        return cls([-1.0] * dim, [1.0] * dim, n)
 
     @property
     def dim(self) -> int: return len(self.low)
@@ -237,8 +234,6 @@ class ActionBins:
         low, w = self.low.to(idx.device), self.width.to(idx.device)
         return (low + (idx.to(torch.float64) + 0.5) * w).float()
 
-    def to_dict(self) -> dict: return dict(low=self.low.tolist(), high=self.high.tolist(), n=self.n)
-
 # %% ../nbs/30_foundation.ipynb #127756ca
 def as_images(images: Any) -> torch.Tensor:
     "uint8 images `(B, 3, H, W)` or `(B, H, W, 3)` (tensor or array) as a uint8 tensor `(B, 3, H, W)`."
@@ -249,55 +244,132 @@ def as_images(images: Any) -> torch.Tensor:
     return x if x.shape[1] == 3 else x.permute(0, 3, 1, 2)
 
 # %% ../nbs/30_foundation.ipynb #928310be
-@torch.no_grad()
-def check_batch(batch: dict, predict: FoundationPredict, num_tokens: int, vocab: int) -> tuple[torch.Tensor, list[str], torch.Tensor]:
-    "Frame t, the instructions and the target (`latent` codes, or `action` (B, H, A)) of a loader batch, checked."
+class LatentHead(nn.Module):
+    "LAQ's latent tokens after the prompt: `embed` holds the codes and a last row, BOA; `out` scores the next code."
+
+    def __init__(self, width: int, num_tokens: int, vocab: int):
+        super().__init__()
+        self.num_tokens, self.vocab = int(num_tokens), int(vocab)
+        self.embed, self.out = nn.Embedding(self.vocab + 1, width), nn.Linear(width, self.vocab)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.embed.weight, std=0.02); self.out.reset_parameters()
+
+    def boa(self, batch: int) -> torch.Tensor:
+        "The BOA embedding, `(batch, 1, width)`."
+        return self.embed.weight[self.vocab].expand(batch, 1, -1)
+
+    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "Cross-entropy and token accuracy of `logits (B, n, vocab)` against the codes `target (B, n)`."
+        loss = F.cross_entropy(logits.float().flatten(0, 1), target.flatten())
+        return loss, (logits.detach().argmax(-1) == target).float().mean()
+
+
+class ActionChunkHead(nn.Module):
+    "Learned query tokens; the hidden states at them, read together, give a whole action chunk in one pass."
+
+    def __init__(self, width: int, num_queries: int, horizon: int, action_dim: int, kind: str = "l1", bins: int | None = None):
+        super().__init__()
+        if kind not in ("l1", "bins"): raise ConfigError(f"foundation.action_head must be l1 or bins, got {kind!r}")
+        self.kind, self.horizon, self.action_dim = kind, int(horizon), int(action_dim)
+        self.grid = ActionBins.unit(self.action_dim, int(bins or 256)) if kind == "bins" else None
+        out = self.horizon * self.action_dim * (self.grid.n if self.grid else 1)
+        self.queries = nn.Parameter(torch.empty(int(num_queries), width))
+        self.norm, self.out = nn.LayerNorm(int(num_queries) * width), nn.Linear(int(num_queries) * width, out)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.queries, std=0.02); self.norm.reset_parameters(); self.out.reset_parameters()
+
+    @property
+    def num_queries(self) -> int: return self.queries.shape[0]
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        "`hidden (B, num_queries, width)` -> `(B, horizon, dim)` actions (l1) or `(B, horizon, dim, bins)` logits."
+        y = self.out(self.norm(hidden.flatten(1)))
+        return y.view(len(y), self.horizon, self.action_dim, -1).squeeze(-1) if self.grid is None else \
+            y.view(len(y), self.horizon, self.action_dim, self.grid.n)
+
+    def loss(self, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        "L1 to the normalised chunk `target (B, horizon, dim)`, or cross-entropy to its bins."
+        if self.grid is None: return F.l1_loss(out.float(), target.float())
+        return F.cross_entropy(out.float().flatten(0, 2), self.grid.encode(target).flatten())
+
+    def decode(self, out: torch.Tensor) -> torch.Tensor:
+        "The normalised chunk `(B, horizon, dim)` float32 of the head's output (bins: the centres of the likeliest)."
+        return out.float() if self.grid is None else self.grid.decode(out.argmax(-1))
+
+# %% ../nbs/30_foundation.ipynb #80f8abcc
+def positions(mask: torch.Tensor) -> torch.Tensor:
+    "Position ids that skip the padding of an attention mask."
+    return (mask.long().cumsum(1) - 1).clamp_(min=0)
+
+
+def _batch_frames(batch: dict) -> tuple[torch.Tensor, list[str]]:
+    "Frame t and the instructions of a loader batch, checked."
     if "frames" not in batch: raise DataError(f"the batch has no 'frames' (keys: {sorted(batch)})")
     frames = batch["frames"]
     if frames.ndim != 5 or frames.shape[1] < 1: raise DataError(f"batch['frames'] must be (B, 2, 3, H, W), got {tuple(frames.shape)}")
     B, instr = frames.shape[0], batch.get("instructions")
     if instr is None or len(instr) != B: raise DataError(f"batch['instructions'] must list {B} strings, got {instr!r:.200}")
-    if predict == FoundationPredict.actions:
-        if "action" not in batch: raise DataError(f"predict=actions needs batch['action']; the batch has {sorted(batch)}")
-        target = batch["action"]
-        if target.ndim != 3 or target.shape[0] != B or target.shape[2] != num_tokens:
-            raise DataError(f"batch['action'] must be ({B}, horizon, {num_tokens}), got {tuple(target.shape)}")
-        return frames[:, 0], list(instr), target
+    return frames[:, 0], list(instr)
+
+
+def _batch_latents(batch: dict, num_tokens: int, vocab: int) -> torch.Tensor:
+    "The `latent` codes `(B, num_tokens)` of a loader batch, checked."
+    B = len(batch["frames"])
     if "latent" not in batch:
-        raise DataError(f"predict=latents needs batch['latent'] (a LAQ-labelled dataset); the batch has {sorted(batch)}")
+        raise DataError(f"the latent head needs batch['latent'] (a LAQ-labelled dataset); the batch has {sorted(batch)}")
     target = batch["latent"]
-    if target.shape != (B, num_tokens) or target.is_floating_point():
+    if tuple(target.shape) != (B, num_tokens) or target.is_floating_point():
         raise DataError(f"batch['latent'] must be ({B}, {num_tokens}) integers, got {tuple(target.shape)} {target.dtype}")
     if target.device.type == "cpu" and target.numel() and (int(target.min()) < 0 or int(target.max()) >= vocab):   # no sync on GPU
         raise DataError(f"batch['latent'] holds codes in [{int(target.min())}, {int(target.max())}], the codebook has {vocab} "
                         f"(laq.codebook_size)", key=str((batch.get("keys") or [None])[0]))
-    return frames[:, 0], list(instr), target.long()
+    return target.long()
 
 
-def positions(mask: torch.Tensor) -> torch.Tensor:
-    "Position ids that skip the padding of an attention mask."
-    return (mask.long().cumsum(1) - 1).clamp_(min=0)
+def _batch_array(batch: dict, key: str, ndim: int, last: int, what: str) -> torch.Tensor:
+    B = len(batch["frames"])
+    if key not in batch: raise DataError(f"the action head needs batch[{key!r}] ({what}); the batch has {sorted(batch)}")
+    x = batch[key]
+    if x.ndim != ndim or x.shape[0] != B or x.shape[-1] < last:
+        raise DataError(f"batch[{key!r}] must be ({B}, {'..., ' if ndim > 2 else ''}>= {last}), got {tuple(x.shape)}")
+    return x
 
-# %% ../nbs/30_foundation.ipynb #80f8abcc
+# %% ../nbs/30_foundation.ipynb #7c491026
 class FoundationVLA(nn.Module):
-    """Image + instruction -> `num_tokens` tokens over `vocab` codes (LAQ latents, or action bins), predicted after
-    the prompt by a dedicated head. `spec` is the JSON-serialisable description `save_foundation` writes."""
+    """A vision tower, a projector and a causal LM with a latent head (pretraining) or an action-chunk head
+    (`spec['predict']`). `spec` is the JSON-serialisable description `save_foundation` writes."""
 
     def __init__(self, spec: dict, vision: nn.Module, lm: nn.Module, tokenizer: Any):
         super().__init__()
         self.spec, self.vision, self.lm, self.tokenizer = spec, vision, lm, tokenizer
         self.predict = FoundationPredict(spec["predict"])
-        self.num_tokens, self.vocab = int(spec["num_tokens"]), int(spec["vocab"])
         self.image_size, self.max_text_len = int(spec["image_size"]), int(spec["max_text_len"])
         self.num_image_tokens = num_image_tokens(vision)
         dv, dl = vision.config.hidden_size, lm.config.hidden_size
         self.projector = nn.Sequential(nn.Linear(dv, dl), nn.GELU(), nn.Linear(dl, dl))
-        self.action_embed = nn.Embedding(self.vocab + 1, dl)   # the codes, then BOA
-        self.action_head = nn.Linear(dl, self.vocab)
+        lat, act = spec.get("latent"), spec.get("action")
+        if (self.predict == FoundationPredict.latents) != (act is None) or (self.predict == FoundationPredict.latents and not lat):
+            raise DataError(f"a foundation spec with predict={self.predict.value} needs a {'latent' if act is None else 'action'} entry")
+        self.latent = LatentHead(dl, lat["num_tokens"], lat["vocab"]) if lat else None
+        self.num_tokens, self.vocab = (self.latent.num_tokens, self.latent.vocab) if lat else (0, 0)
+        self.state_indices = [int(i) for i in (spec.get("state") or {}).get("indices", [])] if act else []
+        self.state_proj = nn.Linear(len(self.state_indices), dl) if self.state_indices else None
+        self.action = ActionChunkHead(dl, act["num_queries"], act["horizon"], act["dim"], act["head"], act.get("bins")) if act else None
+        self.norm_stats = {k: NormStats.from_dict(v) for k, v in act["norm_stats"].items()} if act else None
+        self.normalization = act["normalization"] if act else None
+        self.aux_latent_weight = float(spec.get("aux_latent_weight") or 0.0) if act else 0.0
+        if self.aux_latent_weight and (self.latent is None or self.action.num_queries < self.num_tokens):
+            raise ConfigError(f"the auxiliary latent loss reads the codes off the first query positions: it needs the latent head and "
+                              f"foundation.num_queries >= laq.num_tokens ({self.num_tokens})")
         self.register_buffer("image_mean", torch.empty(1, 3, 1, 1), persistent=False)
         self.register_buffer("image_std", torch.empty(1, 3, 1, 1), persistent=False)
         self._init_own()
-        self.bins = ActionBins(spec["bins"]["low"], spec["bins"]["high"], spec["bins"]["n"]) if spec.get("bins") else None
         if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
         tokenizer.padding_side = "left"
         if len(tokenizer) > lm.get_input_embeddings().num_embeddings:
@@ -306,8 +378,8 @@ class FoundationVLA(nn.Module):
 
     @torch.no_grad()
     def _init_own(self) -> None:
-        for m in (self.projector[0], self.projector[2], self.action_head): m.reset_parameters()
-        nn.init.normal_(self.action_embed.weight, std=0.02)
+        for m in (self.projector[0], self.projector[2], self.latent, self.state_proj, self.action):
+            if m is not None: m.reset_parameters()
         self.image_mean.copy_(torch.tensor(self.spec["image_mean"]).view(1, 3, 1, 1))
         self.image_std.copy_(torch.tensor(self.spec["image_std"]).view(1, 3, 1, 1))
 
@@ -317,12 +389,17 @@ class FoundationVLA(nn.Module):
         self.vision.init_weights(); self.lm.init_weights(); self._init_own()
 
     @property
-    def device(self) -> torch.device: return self.action_head.weight.device
+    def device(self) -> torch.device: return self.projector[0].weight.device
+
+    @property
+    def head_tokens(self) -> int:
+        "LM positions after the prompt: BOA and the codes, or the state token and the queries."
+        return self.num_tokens if self.action is None else self.action.num_queries + bool(self.state_indices)
 
     @property
     def tokens_per_sample(self) -> int:
-        "LM sequence length of one sample: image patches + instruction tokens + BOA and action inputs."
-        return self.num_image_tokens + self.max_text_len + self.num_tokens
+        "LM sequence length of one sample: image patches + instruction tokens + the head's positions."
+        return self.num_image_tokens + self.max_text_len + self.head_tokens
 
     def blocks(self) -> list[nn.Module]:
         "The transformer blocks (vision layers, then LM decoder layers): the units for `fully_shard` and checkpointing."
@@ -332,11 +409,12 @@ class FoundationVLA(nn.Module):
 
     @property
     def flops_per_sample(self) -> int:
-        "Training flops of one sample: `6 · params · tokens` per part (vision + projector, LM decoder, head)."
-        count = lambda m: sum(p.numel() for p in m.parameters())
+        "Training flops of one sample: `6 · params · tokens` per part (vision + projector, LM decoder, heads)."
+        count = lambda m: sum(p.numel() for p in m.parameters()) if m is not None else 0
         lm_body = count(self.lm) - count(self.lm.get_input_embeddings())
-        return 6 * ((count(self.vision) + count(self.projector)) * self.num_image_tokens
-                    + lm_body * self.tokens_per_sample + count(self.action_head) * self.num_tokens)
+        heads = count(self.latent.out) * self.num_tokens if self.action is None else \
+            count(self.action.out) + count(self.state_proj) + (count(self.latent.out) * self.num_tokens if self.aux_latent_weight else 0)
+        return 6 * ((count(self.vision) + count(self.projector)) * self.num_image_tokens + lm_body * self.tokens_per_sample + heads)
 
     def encode_inputs(self, images: Any, instructions: Sequence[str]) -> dict:
         "`pixels` ready for the vision tower and the tokenised instructions (`text_ids`, `text_mask`), on the model's device."
@@ -351,51 +429,86 @@ class FoundationVLA(nn.Module):
                     text_ids=tok["input_ids"].to(self.device, non_blocking=True),
                     text_mask=tok["attention_mask"].to(self.device, non_blocking=True))
 
+    def normalize(self, key: str, x: torch.Tensor) -> torch.Tensor:
+        "`state` or `actions` in robot units -> model units, with the statistics and mode the model carries."
+        return compose(model_transforms(self.norm_stats, self.normalization).inputs)({key: x})[key]
+
     def prepare(self, batch: dict) -> dict:
-        "The model inputs of a loader batch: `pixels`, `text_ids`, `text_mask` and the `target` tokens, on the model's device."
-        image, instr, target = check_batch(batch, self.predict, self.num_tokens, self.vocab)
-        if self.predict == FoundationPredict.actions: target = self.bins.encode(target[:, 0])
-        return dict(**self.encode_inputs(image, instr), target=target.to(self.device, non_blocking=True))
+        "The model inputs of a loader batch, on the model's device: pixels, text, and the targets (and state) of its head."
+        image, instr = _batch_frames(batch)
+        x = self.encode_inputs(image, instr)
+        if self.latent is not None and (self.action is None or self.aux_latent_weight):
+            x["latent"] = _batch_latents(batch, self.num_tokens, self.vocab).to(self.device, non_blocking=True)
+        if self.action is not None:
+            a = self.action
+            chunk = _batch_array(batch, "action", 3, a.action_dim, "the chunk starting at frame t")
+            if chunk.shape[1] < a.horizon or chunk.shape[2] != a.action_dim:
+                raise DataError(f"batch['action'] must be (B, >= {a.horizon}, {a.action_dim}), got {tuple(chunk.shape)}")
+            x["actions"] = self.normalize("actions", chunk[:, :a.horizon].to(self.device, non_blocking=True))
+            if self.state_indices:
+                state = _batch_array(batch, "state", 2, max(self.state_indices) + 1, "the robot state at frame t")
+                x["state"] = self.normalize("state", state[:, self.state_indices].to(self.device, non_blocking=True))
+        return x
 
     def prefix(self, pixels: torch.Tensor, text_ids: torch.Tensor, text_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        "Input embeddings and attention mask of `[image][instruction][BOA]`."
+        "Input embeddings and attention mask of `[image][instruction]`."
         img = self.projector(self.vision(pixel_values=pixels).last_hidden_state)
-        txt = self.lm.get_input_embeddings()(text_ids)
-        boa = self.action_embed.weight[self.vocab].expand(len(img), 1, -1)
-        emb = torch.cat([img, txt.to(img.dtype), boa.to(img.dtype)], 1)
-        ones = text_mask.new_ones(len(img), 1)
-        return emb, torch.cat([ones.expand(-1, img.shape[1]), text_mask, ones], 1)
+        txt = self.lm.get_input_embeddings()(text_ids).to(img.dtype)
+        return torch.cat([img, txt], 1), torch.cat([text_mask.new_ones(len(img), img.shape[1]), text_mask], 1)
+
+    def _run(self, emb: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+        "The LM's hidden states at the `extra` positions appended after the prompt."
+        emb = torch.cat([emb, extra.to(emb.dtype)], 1)
+        mask = torch.cat([mask, mask.new_ones(extra.shape[:2])], 1)
+        return self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=positions(mask), use_cache=False).last_hidden_state[:, -extra.shape[1]:]
 
     def logits(self, pixels: torch.Tensor, text_ids: torch.Tensor, text_mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        "Teacher-forced logits `(B, num_tokens, vocab)` of the `target` tokens."
+        "Teacher-forced logits `(B, num_tokens, vocab)` of the latent `target` tokens."
         emb, mask = self.prefix(pixels, text_ids, text_mask)
-        prev = self.action_embed(target[:, :-1]).to(emb.dtype)
-        emb, mask = torch.cat([emb, prev], 1), torch.cat([mask, mask.new_ones(prev.shape[:2])], 1)
-        h = self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=positions(mask), use_cache=False).last_hidden_state
-        return self.action_head(h[:, -self.num_tokens:])
+        extra = torch.cat([self.latent.boa(len(emb)), self.latent.embed(target[:, :-1])], 1)
+        return self.latent.out(self._run(emb, mask, extra))
+
+    def query_states(self, pixels: torch.Tensor, text_ids: torch.Tensor, text_mask: torch.Tensor,
+                     state: torch.Tensor | None = None) -> torch.Tensor:
+        "The LM's hidden states `(B, num_queries, width)` at the action queries after `[image][instruction][state]`."
+        emb, mask = self.prefix(pixels, text_ids, text_mask)
+        q = self.action.queries.expand(len(emb), -1, -1)
+        if self.state_indices:
+            if state is None: raise DataError(f"this model reads the state ({len(self.state_indices)} values): pass `state`")
+            q = torch.cat([self.state_proj(state.to(emb.dtype))[:, None], q], 1)
+        return self._run(emb, mask, q)[:, -self.action.num_queries:]
 
     def forward(self, batch: dict) -> dict:
-        "Cross-entropy `loss` and token `accuracy` of a loader batch (and the detached `logits`)."
+        "The `loss` of a loader batch and its parts (`accuracy` of the latent codes where there are any)."
         x = self.prepare(batch)
-        logits = self.logits(x["pixels"], x["text_ids"], x["text_mask"], x["target"])
-        loss = F.cross_entropy(logits.float().flatten(0, 1), x["target"].flatten())
-        acc = (logits.detach().argmax(-1) == x["target"]).float().mean()
-        return dict(loss=loss, accuracy=acc, logits=logits.detach())
+        if self.action is None:
+            logits = self.logits(x["pixels"], x["text_ids"], x["text_mask"], x["latent"])
+            loss, acc = self.latent.loss(logits, x["latent"])
+            return dict(loss=loss, accuracy=acc, logits=logits.detach())
+        h = self.query_states(x["pixels"], x["text_ids"], x["text_mask"], x.get("state"))
+        out = self.action(h)
+        action_loss = self.action.loss(out, x["actions"])
+        res = dict(loss=action_loss, action_loss=action_loss.detach())
+        if self.aux_latent_weight:
+            ce, acc = self.latent.loss(self.latent.out(h[:, :self.num_tokens]), x["latent"])
+            res.update(loss=action_loss + self.aux_latent_weight * ce, latent_loss=ce.detach(), accuracy=acc)
+        return res
 
     @torch.no_grad()
     def generate(self, images: Any, instructions: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        "Greedy `(indices (B, num_tokens) int64, logits (B, num_tokens, vocab) float32)`, with the LM's key-value cache."
+        "Greedy latent `(indices (B, num_tokens) int64, logits (B, num_tokens, vocab) float32)`, with the LM's key-value cache."
         x = self.encode_inputs(images, instructions)
         emb, mask = self.prefix(x["pixels"], x["text_ids"], x["text_mask"])
+        emb, mask = torch.cat([emb, self.latent.boa(len(emb)).to(emb.dtype)], 1), torch.cat([mask, mask.new_ones(len(mask), 1)], 1)
         pos = positions(mask)
         out = self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=pos, use_cache=True)
         idx, logits = [], []
         for i in range(self.num_tokens):
-            lg = self.action_head(out.last_hidden_state[:, -1]).float()
+            lg = self.latent.out(out.last_hidden_state[:, -1]).float()
             logits.append(lg); idx.append(lg.argmax(-1))
             if i == self.num_tokens - 1: break
             mask, pos = torch.cat([mask, mask.new_ones(len(mask), 1)], 1), pos[:, -1:] + 1
-            out = self.lm(inputs_embeds=self.action_embed(idx[-1])[:, None].to(emb.dtype), attention_mask=mask,
+            out = self.lm(inputs_embeds=self.latent.embed(idx[-1])[:, None].to(emb.dtype), attention_mask=mask,
                           position_ids=pos, past_key_values=out.past_key_values, use_cache=True)
         return torch.stack(idx, 1), torch.stack(logits, 1)
 
@@ -405,13 +518,18 @@ class FoundationVLA(nn.Module):
             raise ConfigError("this model predicts actions (foundation.predict=actions): use predict_actions")
         return self.generate(images, instructions)
 
-    def predict_actions(self, images: Any, instructions: Sequence[str]) -> torch.Tensor:
-        "Actions `(B, action_dim)` float32 (bin centres, in the dataset's units) of uint8 images + instructions (ActionVLA)."
-        if self.predict != FoundationPredict.actions:
-            raise ConfigError("this model predicts latents (foundation.predict=latents): use predict_latents")
-        return self.bins.decode(self.generate(images, instructions)[0])
+    @torch.no_grad()
+    def predict_actions(self, images: Any, instructions: Sequence[str], state: torch.Tensor | None = None) -> torch.Tensor:
+        "The action chunk `(B, horizon, dim)` float32 in model units of uint8 images, instructions and the normalised state view."
+        if self.action is None: raise ConfigError("this model predicts latents (foundation.predict=latents): use predict_latents")
+        x = self.encode_inputs(images, instructions)
+        if state is not None: state = torch.as_tensor(state, dtype=torch.float32).to(self.device)
+        return self.action.decode(self.action(self.query_states(x["pixels"], x["text_ids"], x["text_mask"], state)))
 
 # %% ../nbs/30_foundation.ipynb #d2c6b793
+FORMAT = "lapa.foundation/2"   # the spec format `save_foundation` writes
+
+
 def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
     root = _get(mc, "pretrained_path")
     if root:
@@ -438,42 +556,6 @@ def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
     return True
 
 
-def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
-    "The foundation VLA of the full lapa config `cfg` (random tiny model by default); `stats`: the dataset's stats.json for predict=actions."
-    fc = cfg.foundation
-    mc = _get(fc, "model")
-    predict = FoundationPredict(_get(fc, "predict", "latents"))
-    arch = foundation_arch(mc)
-    key = "foundation.model.pretrained_path" if _get(mc, "pretrained_path") else None
-    lm = projector = None
-    if key and is_vlm_folder(_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
-        vision, lm, projector = pretrained_vlm(_get(mc, "pretrained_path"), key)
-        vpath = lpath = Path(_get(mc, "pretrained_path")).expanduser()
-    else:
-        vpath, lpath = _pretrained_paths(mc)
-        vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
-    if vpath and _get(mc, "image_size") and int(_get(mc, "image_size")) != vision.config.image_size:
-        raise ConfigError(f"foundation.model.image_size={_get(mc, 'image_size')} differs from the pretrained tower's "
-                          f"{vision.config.image_size} ({vpath})")
-    tokenizer = pretrained_tokenizer(_hf_folder(lpath, key or "foundation.model.lm_path")) if lpath else None
-    if tokenizer is None:
-        if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
-        tokenizer = byte_tokenizer()
-    if lm is None: lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
-    mean, std = image_norm(vpath)
-    spec = dict(format="lapa.foundation/1", predict=predict.value, image_size=vision.config.image_size,
-                image_mean=mean, image_std=std, max_text_len=int(_get(mc, "max_text_len", 64)),
-                size=_get(mc, "size", "tiny"), vision_path=str(vpath) if vpath else None, lm_path=str(lpath) if lpath else None)
-    if predict == FoundationPredict.latents:
-        spec.update(num_tokens=int(cfg.laq.num_tokens), vocab=int(cfg.laq.codebook_size), bins=None)
-    else:
-        bins = ActionBins.from_stats(stats, int(_get(fc, "action_bins", 256)))
-        spec.update(num_tokens=bins.dim, vocab=bins.n, bins=bins.to_dict())
-    model = FoundationVLA(spec, vision, lm, tokenizer)
-    if projector is not None: start_projector(model, projector)
-    return model
-
-
 def foundation_dataset(cfg: Any) -> Path:
     "The dataset the foundation trains on: `foundation.dataset`, else the run's labelled video (latents) or its actions view."
     if cfg.foundation.dataset: return Path(cfg.foundation.dataset)
@@ -481,13 +563,85 @@ def foundation_dataset(cfg: Any) -> Path:
     return Path(cfg.data.out_dir) / "actions"
 
 
+def foundation_datasets(cfg: Any) -> list[Path]:
+    "The datasets the foundation trains on: `training.datasets` (a weighted mixture), else `foundation.dataset`'s default."
+    return [Path(p) for p in cfg.training.datasets] or [foundation_dataset(cfg)]
+
+
+def action_spec(cfg: Any, stats: dict | None) -> tuple[dict, dict | None]:
+    "The `action` and `state` entries of a `predict=actions` spec: the chunk, the head, the state view and the statistics of the training data."
+    from lapa.shards import state_indices
+    fc = cfg.foundation
+    where = foundation_datasets(cfg)[0]
+    where = where.parent if where.name == "manifest.jsonl" else where
+    if not (where / "dataset.json").is_file(): raise DataError("predict=actions needs its training data to build the model: no dataset.json", where)
+    info = read_json(where / "dataset.json")
+    if not info.get("action_dim"): raise DataError("predict=actions needs a dataset with actions (an `actions` view)", where / "dataset.json")
+    if not stats or "action" not in stats: raise DataError("predict=actions needs the dataset's action statistics (stats.json has no 'action' entry)", where)
+    horizon = int(_get(fc, "action_horizon") or info.get("action_horizon") or 1)
+    if horizon > int(info.get("action_horizon") or 1):
+        raise ConfigError(f"foundation.action_horizon={horizon} exceeds the dataset's action horizon {info.get('action_horizon')} ({where})")
+    head, mode = _get(fc, "action_head", "l1"), _get(fc, "normalization", "zscore")
+    if head == "bins" and mode != "quantile":
+        raise ConfigError("foundation.action_head=bins cuts [-1, 1] of the normalised actions into bins: set foundation.normalization=quantile")
+    view = str(_get(cfg.observation, "state", "proprio")) if "observation" in cfg else "proprio"
+    idx = state_indices(info, view, where / "dataset.json")
+    norm = {"actions": floor_spread(NormStats.from_dict(stats["action"]), MIN_STD).to_dict()}
+    if idx:
+        if "state" not in stats: raise DataError("the state view needs the dataset's state statistics (stats.json has no 'state' entry)", where)
+        norm["state"] = floor_spread(NormStats.from_dict(stats["state"]).select(idx), MIN_STD).to_dict()
+    action = dict(horizon=horizon, dim=int(info["action_dim"]), head=head, num_queries=int(_get(fc, "num_queries", 4)),
+                  bins=int(_get(fc, "action_bins", 256)) if head == "bins" else None, normalization=mode, norm_stats=norm)
+    return action, (dict(view=view, indices=idx) if idx else None)
+
+
+def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
+    "The foundation VLA of the full lapa config `cfg`; `stats`: the training data's stats.json (predict=actions); `foundation.init` is loaded."
+    fc = cfg.foundation
+    mc = _get(fc, "model")
+    predict = FoundationPredict(_get(fc, "predict", "latents"))
+    arch = foundation_arch(mc)
+    key = "foundation.model.pretrained_path" if _get(mc, "pretrained_path") else None
+    lm = projector = None
+    with torch.random.fork_rng(devices=[]):   # the trunk's random weights depend on init_seed only: every arm starts from the same VLM
+        torch.manual_seed(int(_get(mc, "init_seed", 0) or 0))
+        if key and is_vlm_folder(_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
+            vision, lm, projector = pretrained_vlm(_get(mc, "pretrained_path"), key)
+            vpath = lpath = Path(_get(mc, "pretrained_path")).expanduser()
+        else:
+            vpath, lpath = _pretrained_paths(mc)
+            vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
+        tokenizer = pretrained_tokenizer(_hf_folder(lpath, key or "foundation.model.lm_path")) if lpath else None
+        if tokenizer is None:
+            if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
+            tokenizer = byte_tokenizer()
+        if lm is None: lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
+    if vpath and _get(mc, "image_size") and int(_get(mc, "image_size")) != vision.config.image_size:
+        raise ConfigError(f"foundation.model.image_size={_get(mc, 'image_size')} differs from the pretrained tower's "
+                          f"{vision.config.image_size} ({vpath})")
+    mean, std = image_norm(vpath)
+    aux = float(_get(fc, "aux_latent_weight", 0.0) or 0.0)
+    spec = dict(format=FORMAT, predict=predict.value, image_size=vision.config.image_size, image_mean=mean, image_std=std,
+                max_text_len=int(_get(mc, "max_text_len", 64)), size=_get(mc, "size", "tiny"),
+                vision_path=str(vpath) if vpath else None, lm_path=str(lpath) if lpath else None, latent=None, action=None,
+                state=None, aux_latent_weight=aux if predict == FoundationPredict.actions else 0.0)
+    if predict == FoundationPredict.latents or aux > 0:
+        spec["latent"] = dict(num_tokens=int(cfg.laq.num_tokens), vocab=int(cfg.laq.codebook_size))
+    if predict == FoundationPredict.actions: spec["action"], spec["state"] = action_spec(cfg, stats)
+    model = FoundationVLA(spec, vision, lm, tokenizer)   # the projector and the heads: from the caller's random state
+    if projector is not None: start_projector(model, projector)
+    init = _get(fc, "init")
+    if init and not model.projector[0].weight.is_meta: model.spec["init"] = start_from(model, init)
+    return model
+
+
 def count_foundation_params(cfg: Any, stats: dict | None = None) -> int:
     "Parameters of the model `build_foundation(cfg, stats)` would build, counted on the meta device (nothing allocated)."
     with torch.device("meta"): return build_foundation(cfg, stats).num_params()
 
 # %% ../nbs/30_foundation.ipynb #bad7c9c0
-def fit_steps(model: FoundationVLA, batch: dict, steps: int, lr: float = 3e-3) -> list[tuple[float, float]]:
-    "Train `model` on one batch for `steps` AdamW steps; the `(loss, accuracy)` of each (a check that the model can learn)."
+def fit_steps(model: FoundationVLA, batch: dict, steps: int, lr: float = 3e-3) -> list[float]:
+    "Train `model` on one batch for `steps` AdamW steps; the loss of each (a check that the model can learn)."
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     model.train()
     hist = []
@@ -496,11 +650,12 @@ def fit_steps(model: FoundationVLA, batch: dict, steps: int, lr: float = 3e-3) -
         opt.zero_grad(set_to_none=True)
         out["loss"].backward()
         opt.step()
-        hist.append((out["loss"].item(), out["accuracy"].item()))
+        hist.append(out["loss"].item())
     return hist
 
 # %% ../nbs/30_foundation.ipynb #0f5d4b2b
 WEIGHTS, SPEC_JSON = "model.safetensors", "foundation.json"
+_SPEC_ONLY = ("vision", "lm", "tokenizer", "params", "weights", "weights_sha256")
 
 
 def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict: dict | None = None,
@@ -534,10 +689,20 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
     return folder
 
 
-def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu") -> FoundationVLA:
-    "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
+def _upgrade_v1(info: dict, state: dict, folder: Path) -> tuple[dict, dict]:
+    "A `lapa.foundation/1` latent checkpoint in today's names (its heads were attributes, not modules)."
+    if info.get("predict") != "latents":
+        raise DataError("an ActionVLA checkpoint of the first format (bins of the first action): that head no longer exists; "
+                        "retrain it with `lapa foundation train foundation.predict=actions`", folder / SPEC_JSON)
+    names = {"action_embed.": "latent.embed.", "action_head.": "latent.out."}
+    state = {next((new + k[len(old):] for old, new in names.items() if k.startswith(old)), k): v for k, v in state.items()}
+    info = dict(info, format=FORMAT, latent=dict(num_tokens=info["num_tokens"], vocab=info["vocab"]), action=None, state=None)
+    return {k: v for k, v in info.items() if k not in ("num_tokens", "vocab", "bins")}, state
+
+
+def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor], Path]:
+    "`(info, state_dict, folder)` of a foundation checkpoint, checked against its hash (a save cut short falls back to `.NAME.old`)."
     from safetensors.torch import load_file
-    from transformers import AutoTokenizer
     folder = Path(folder)
     old = folder.with_name(f".{folder.name}.old")
     if not folder.exists() and (old / SPEC_JSON).is_file():   # a save stopped between its two renames
@@ -545,14 +710,64 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
         folder = old
     if not (folder / SPEC_JSON).is_file(): raise DataError(f"not a foundation checkpoint: no {SPEC_JSON}", folder)
     info = read_json(folder / SPEC_JSON)
-    if info.get("format") != "lapa.foundation/1": raise DataError(f"not a foundation model (format {info.get('format')!r})", folder / SPEC_JSON)
+    if info.get("format") not in (FORMAT, "lapa.foundation/1"):
+        raise DataError(f"not a foundation model (format {info.get('format')!r})", folder / SPEC_JSON)
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.is_file(): raise DataError("the weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
         raise DataError("the weights do not match the hash in foundation.json (a partial or foreign file)", weights)
+    state = load_file(weights)
+    if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
+    return info, state, folder
+
+
+def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu") -> FoundationVLA:
+    "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
+    from transformers import AutoTokenizer
+    info, state, folder = read_foundation(folder)
     tok = byte_tokenizer() if info.get("tokenizer", "byt5") == "byt5" else AutoTokenizer.from_pretrained(folder / "tokenizer")
-    spec = {k: v for k, v in info.items() if k not in ("vision", "lm", "tokenizer", "params", "weights", "weights_sha256")}
+    spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
     model = FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
-    try: model.load_state_dict(load_file(weights))
-    except RuntimeError as e: raise DataError(f"the weights do not fit the architecture: {e}", weights) from e
+    try: model.load_state_dict(state)
+    except RuntimeError as e: raise DataError(f"the weights do not fit the architecture: {e}", folder / WEIGHTS) from e
     return model.to(device).eval()
+
+# %% ../nbs/30_foundation.ipynb #1fe9c530
+TRUNK = ("vision.", "projector.", "lm.")
+ARCH_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+               "num_key_value_heads", "image_size", "patch_size", "vocab_size")
+
+
+def start_from(model: FoundationVLA, folder: str | os.PathLike, key: str = "foundation.init") -> dict:
+    "Load the foundation checkpoint in `folder` into `model`: the whole trunk (checked), the heads where they fit; a report."
+    from transformers import ByT5Tokenizer
+    info, state, folder = read_foundation(folder)
+    for part, ours in (("vision", model.vision.config), ("lm", model.lm.config)):
+        for f in ARCH_FIELDS:
+            theirs, mine = info[part].get(f), getattr(ours, f, None)
+            if theirs is not None and mine is not None and theirs != mine:
+                raise ConfigError(f"{key}: {folder} holds a {part} with {f}={theirs}, this model's has {mine} "
+                                  "(foundation.model must describe the checkpoint's architecture)")
+    mine = "byt5" if isinstance(model.tokenizer, ByT5Tokenizer) else "tokenizer"
+    if info.get("tokenizer", "byt5") != mine:
+        raise ConfigError(f"{key}: {folder} was trained with the {info.get('tokenizer')!r} tokenizer, this model has {mine!r}")
+    ours = model.state_dict()
+    missing = [k for k in ours if k.startswith(TRUNK) and k not in state]
+    if missing:
+        raise ConfigError(f"{key}: {folder} lacks {len(missing)} weights of the vision tower, projector or LM (e.g. {missing[0]!r})")
+    bad = [(k, list(state[k].shape), list(v.shape)) for k, v in ours.items() if k in state and state[k].shape != v.shape]
+    if bad:
+        raise ConfigError(f"{key}: {bad[0][0]} has shape {bad[0][1]} in {folder}, this model needs {bad[0][2]} "
+                          f"({len(bad)} tensor(s) differ)")
+    new = {k: state[k] for k in ours if k in state}
+    fresh = sorted(k for k in ours if k not in state)
+    if "action.queries" in fresh and "latent.embed.weight" in state:   # the queries start where the answer began
+        emb, q = state["latent.embed.weight"].to(ours["action.queries"].dtype), ours["action.queries"].clone()
+        q[0], q[1:] = emb[-1], emb[:-1].mean(0)
+        new["action.queries"] = q
+        fresh.remove("action.queries")
+    model.load_state_dict(new, strict=False)
+    report = dict(path=str(folder.resolve()), weights_sha256=info.get("weights_sha256"), predict=info.get("predict"),
+                  loaded=len(new), fresh=fresh, dropped=sorted(k for k in state if k not in ours))
+    log.info("%s: started from %s (%d tensors; fresh: %s)", key, folder, len(new), ", ".join(fresh) or "none")
+    return report

@@ -21,17 +21,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
-from .transforms import FieldError, Group, NormStats, Normalize, Unnormalize, compose, floor_spread, norm_stats_from_json
+from .labelled import ensure_labelled, episode_of_key
+from .transforms import MIN_STD, FieldError, NormStats, compose, floor_spread, model_transforms, norm_stats_from_json
 
 log = get_logger("lapa.low_level")
 
 # %% auto #0
-__all__ = ['log', 'HEADS', 'LOSSES', 'WEIGHTS', 'MODEL_JSON', 'FORMAT', 'ARRAY_KEYS', 'MIN_STD', 'LowLevelArch', 'low_level_arch',
-           'mlp', 'posemb_sincos', 'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel',
-           'toy_latents', 'toy_labelled_dataset', 'labelled_episodes', 'episode_of_key', 'read_labelled',
-           'save_low_level', 'load_low_level', 'LowLevelModule', 'ArrayDataset', 'model_transforms', 'prepare_arrays',
-           'predict_chunks', 'evaluate_low_level', 'low_level_dir', 'low_level_dataset_dir', 'load_run_foundation',
-           'foundation_latents', 'train_low_level', 'low_level_train', 'bench_low_level', 'cli_bench_low_level']
+__all__ = ['log', 'HEADS', 'LOSSES', 'WEIGHTS', 'MODEL_JSON', 'FORMAT', 'ARRAY_KEYS', 'LowLevelArch', 'low_level_arch', 'mlp',
+           'posemb_sincos', 'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel', 'toy_latents',
+           'toy_labelled_dataset', 'read_labelled', 'save_low_level', 'load_low_level', 'LowLevelModule',
+           'ArrayDataset', 'state_view_of', 'prepare_arrays', 'predict_chunks', 'evaluate_low_level', 'low_level_dir',
+           'low_level_dataset', 'load_run_foundation', 'foundation_latents', 'train_low_level', 'low_level_train',
+           'bench_low_level', 'cli_bench_low_level']
 
 # %% ../nbs/40_low_level.ipynb #647d5210
 HEADS, LOSSES = ("regression", "flow"), ("l1", "mse")
@@ -85,17 +86,18 @@ class LowLevelArch:
 def _plain(v: Any) -> Any: return getattr(v, "value", v)   # a config enum as its plain string
 
 
-def low_level_arch(ll_cfg: Any, info: Mapping, codebook_size: int | None = None) -> LowLevelArch:
-    "The arch of a `low_level` config node for the dataset described by `info` (its `dataset.json`)."
+def low_level_arch(ll_cfg: Any, info: Mapping, codebook_size: int | None = None, state_dim: int | None = None) -> LowLevelArch:
+    "The arch of a `low_level` config node for the dataset described by `info` (its `dataset.json`); `state_dim`: of the state view."
     horizon = ll_cfg.action_horizon or info.get("action_horizon") or 1
     if info.get("action_horizon") and horizon > info["action_horizon"]:
         raise ConfigError(f"low_level.action_horizon={horizon} exceeds the dataset's action horizon {info['action_horizon']}")
     latent_shape = info.get("latent_shape") or [4]
     return LowLevelArch(
-        image_size=int(info["image_size"][0]), state_dim=int(info.get("state_dim") or 0), action_dim=int(info["action_dim"]),
+        image_size=int(info["image_size"][0]), state_dim=int(info.get("state_dim") or 0 if state_dim is None else state_dim),
+        action_dim=int(info["action_dim"]),
         action_horizon=int(horizon), num_tokens=int(latent_shape[0]),
         codebook_size=int(codebook_size or info.get("codebook_size") or 8), use_latents=bool(ll_cfg.use_latents),
-        use_image=bool(ll_cfg.use_image), use_state=bool(ll_cfg.use_state) and bool(info.get("state_dim")),
+        use_image=bool(ll_cfg.use_image), use_state=bool(ll_cfg.use_state) and bool(info.get("state_dim") if state_dim is None else state_dim),
         head=_plain(ll_cfg.head), loss=_plain(ll_cfg.loss), flow_steps=int(ll_cfg.flow_steps), dim=int(ll_cfg.dim),
         depth=int(ll_cfg.depth), channels=list(ll_cfg.channels), latent_dim=int(ll_cfg.latent_dim),
         obs_dropout=float(ll_cfg.obs_dropout) if ll_cfg.use_latents else 0.0).check()
@@ -177,6 +179,7 @@ class LowLevelPolicyModel(nn.Module):
         else: self.velocity = mlp(out + 2 * a.dim, a.dim, out, max(a.depth, 1))
         self.norm_stats: dict[str, NormStats] | None = None   # set by training and by `load_low_level`
         self.normalization = "zscore"
+        self.state_view: dict | None = None   # {'view', 'indices'}: the positions of the full state it reads
 
     @property
     def chunk_shape(self) -> tuple[int, int]: return (self.arch.action_horizon, self.arch.action_dim)
@@ -253,7 +256,7 @@ def toy_labelled_dataset(out_dir: str | os.PathLike, episodes: int = 8, T: int =
     "Write a labelled toy `actions` dataset (shards with `latent.npy`, manifest, stats) to `out_dir`; return the folder."
     from lapa.core import load_npy_bytes, npy_bytes, read_jsonl, write_jsonl
     from lapa.loading import ShardEntry, read_shard
-    from lapa.shards import ShardSettings, ShardSink, split_episodes, toy_episode, write_dataset
+    from lapa.shards import TOY_STATE_VIEWS, ShardSettings, ShardSink, split_episodes, toy_episode, write_dataset
     out_dir = Path(out_dir)
     raw_dir = out_dir.parent / (out_dir.name + ".unlabelled")
     eps = [toy_episode(f"{tasks[i % len(tasks)]}-s{i:06d}", T=T, size=size, seed=seed + i, task=tasks[i % len(tasks)])
@@ -275,29 +278,11 @@ def toy_labelled_dataset(out_dir: str | os.PathLike, episodes: int = 8, T: int =
     write_jsonl(out_dir / "manifest.jsonl", rows)
     write_json(out_dir / "stats.json", read_json(raw_dir / "stats.json"))
     write_json(out_dir / "dataset.json", {**info, "holds": info["holds"] + ["latent.npy"], "latent_shape": [num_tokens],
-                                          "codebook_size": codebook_size, "labels": "toy (binned actions)"})
+                                          "codebook_size": codebook_size, "labels": "toy (binned actions)",
+                                          "state_views": TOY_STATE_VIEWS})
     return out_dir
 
 # %% ../nbs/40_low_level.ipynb #25edd243
-def labelled_episodes(info: Mapping, fraction: float, seed: int = 0, split: str = "train") -> list[str]:
-    "The episodes of `split` whose actions the low-level policy may use: `fraction` of each task's, chosen by `seed`."
-    if not 0 < fraction <= 1: raise ConfigError(f"labelled_fraction must be in (0, 1], got {fraction}")
-    eps = info.get("splits", {}).get(split, {}).get("episodes", [])
-    if not eps: raise DataError(f"the dataset lists no {split} episodes (dataset.json 'splits')")
-    by_task = defaultdict(list)
-    for e in eps: by_task[e["task"]].append(e["episode"])
-    out = []
-    for task in sorted(by_task):
-        ranked = sorted(by_task[task], key=lambda e: hashlib.sha256(f"{seed}:{e}".encode()).hexdigest())
-        out += sorted(ranked[:max(1, round(fraction * len(ranked)))])
-    return out
-
-
-def episode_of_key(key: str) -> str:
-    "The episode id of a sample key (`lapa.shards.sample_key` writes `EPISODE_TTTTT`)."
-    return key.rsplit("_", 1)[0]
-
-
 def read_labelled(dataset: str | os.PathLike, split: str = "train", episodes: list[str] | None = None,
                   horizon: int | None = None, need_latents: bool = True) -> dict[str, Any]:
     """The samples of `split` (only `episodes`, if given) in memory: `image` uint8 (N, 3, H, W) (the current frame),
@@ -362,7 +347,7 @@ def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") 
     try: model.load_state_dict(state)
     except RuntimeError as e: raise DataError(f"weights do not fit the architecture: {e}", folder / WEIGHTS) from e
     model.norm_stats = {k: NormStats.from_dict(v) for k, v in info["norm_stats"].items()}
-    model.normalization, model.info = info.get("normalization", "zscore"), info
+    model.normalization, model.info, model.state_view = info.get("normalization", "zscore"), info, info.get("state_view")
     return model.to(device).eval()
 
 # %% ../nbs/40_low_level.ipynb #9f1ed6ca
@@ -407,17 +392,17 @@ class ArrayDataset(torch.utils.data.Dataset):
     def __getitem__(self, i: int) -> dict: return {k: v[i] for k, v in self.tensors.items()}
 
 
-def model_transforms(norm_stats: Mapping[str, NormStats], mode: str) -> Group:
-    """Between robot units and the model's: `Normalize` the state and actions on the way in (an observation has no
-    actions, so at inference only the state), `Unnormalize` the actions on the way out. Training, offline evaluation
-    and `LAPAPolicy` all use this one group, so they cannot drift apart."""
-    return Group([Normalize({k: v for k, v in norm_stats.items() if k in ("state", "actions")}, mode)],
-                 [Unnormalize(norm_stats, mode, keys=("actions",))])
+def state_view_of(data: Mapping[str, np.ndarray], view: Mapping | None) -> dict:
+    "`data` with its full `state` cut to the positions of the state view `view` (`{'view', 'indices'}`; None: the whole state)."
+    out = dict(data)
+    if "state" in out and view and view.get("indices"): out["state"] = out["state"][..., list(view["indices"])]
+    return out
 
 
-def prepare_arrays(data: Mapping[str, np.ndarray], arch: LowLevelArch, norm_stats: Mapping[str, NormStats], mode: str) -> dict:
-    "The arrays the model trains on: `model_transforms`' inputs applied (normalised `state`, `actions`), unused inputs dropped."
-    out = compose(model_transforms(norm_stats, mode).inputs)(dict(data))
+def prepare_arrays(data: Mapping[str, np.ndarray], arch: LowLevelArch, norm_stats: Mapping[str, NormStats], mode: str,
+                   view: Mapping | None = None) -> dict:
+    "The arrays the model trains on: the state view, `model_transforms`' inputs applied (normalised), unused inputs dropped."
+    out = compose(model_transforms(norm_stats, mode).inputs)(state_view_of(data, view))
     keep = {"actions"} | {k for k, use in (("image", arch.use_image), ("state", arch.use_state), ("latent", arch.use_latents)) if use}
     return {k: out[k] for k in keep}
 
@@ -425,8 +410,9 @@ def prepare_arrays(data: Mapping[str, np.ndarray], arch: LowLevelArch, norm_stat
 @torch.no_grad()
 def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], batch_size: int = 256,
                    noise: torch.Tensor | None = None) -> np.ndarray:
-    "Unnormalised action chunks (N, horizon, A) for in-memory samples (raw `state`)."
+    "Unnormalised action chunks (N, horizon, A) for in-memory samples (raw full `state`, cut to the model's state view)."
     model.eval()
+    data = state_view_of(data, model.state_view)
     dev = next(model.parameters()).device
     model_io = model_transforms(model.norm_stats, model.normalization)
     norm, unnorm = compose(model_io.inputs), compose(model_io.outputs)
@@ -456,17 +442,14 @@ def evaluate_low_level(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray
 
 # %% ../nbs/40_low_level.ipynb #ae832537
 def low_level_dir(cfg) -> Path:
-    "The stage folder: `run_dir/low_level`, or `run_dir/low_level_scratch` for the scratch baseline."
-    return Path(cfg.run_dir) / ("low_level" if cfg.low_level.use_latents else "low_level_scratch")
+    "The stage folder: `run_dir/low_level/n<labelled per task>-s<seed>` (the scratch baseline: `run_dir/low_level_scratch/...`)."
+    return (Path(cfg.run_dir) / ("low_level" if cfg.low_level.use_latents else "low_level_scratch")
+            / f"n{cfg.data.labelled.episodes_per_task}-s{cfg.seed}")
 
 
-def low_level_dataset_dir(cfg) -> Path:
-    """The labelled actions dataset: `low_level.dataset`, else the run's `labels/actions`; the scratch baseline, which
-    needs no latents, falls back to the unlabelled `data/actions` (the same episodes and splits) when there are no labels."""
-    if cfg.low_level.dataset: return Path(cfg.low_level.dataset)
-    labelled = Path(cfg.run_dir) / "labels" / "actions"
-    if cfg.low_level.use_latents or (labelled / "dataset.json").exists(): return labelled
-    return Path(cfg.data.out_dir) / "actions"
+def low_level_dataset(cfg) -> Path:
+    "The dataset it trains on: `low_level.dataset`, else the run's labelled subset (`data.labelled`, written if missing)."
+    return Path(cfg.low_level.dataset) if cfg.low_level.dataset else ensure_labelled(cfg)
 
 
 def _accelerator(acc: str) -> str:
@@ -500,25 +483,26 @@ def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 25
     return torch.cat([torch.as_tensor(o).cpu() for o in out]).numpy().astype(np.int64)
 
 
-MIN_STD = 0.01   # the floor of the normalisation spread (`lapa.transforms.floor_spread`), in state / action units
-
 
 def train_low_level(cfg, progress: bool = True) -> dict:
     "Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary."
     from omegaconf import OmegaConf
     from lapa.laq import wandb_env
-    lc, dataset, out_dir = cfg.low_level, low_level_dataset_dir(cfg), low_level_dir(cfg)
+    from lapa.shards import state_indices
+    lc, dataset, out_dir = cfg.low_level, low_level_dataset(cfg), low_level_dir(cfg)
     if not (dataset / "dataset.json").exists():
-        raise DataError("no labelled dataset here: run `lapa laq label` or set low_level.dataset", dataset)
+        raise DataError("no labelled dataset here: run `lapa data subset` (after `lapa laq label`) or set low_level.dataset", dataset)
     info = read_json(dataset / "dataset.json")
-    arch = low_level_arch(lc, info, codebook_size=info.get("codebook_size") or cfg.laq.codebook_size)
+    view = str(cfg.observation.state)
+    idx = state_indices(info, view, dataset / "dataset.json") if lc.use_state else []
+    arch = low_level_arch(lc, info, codebook_size=info.get("codebook_size") or cfg.laq.codebook_size, state_dim=len(idx))
     mode = _plain(lc.normalization)
     stats = norm_stats_from_json(read_json(dataset / "stats.json"), {"action": "actions"})
-    stats = {k: floor_spread(v, MIN_STD) for k, v in stats.items() if k in ("state", "actions")}
-    episodes = labelled_episodes(info, lc.labelled_fraction, cfg.seed)
-    train = read_labelled(dataset, "train", episodes, arch.action_horizon, need_latents=arch.use_latents)
+    stats = {"actions": floor_spread(stats["actions"]), **({"state": floor_spread(stats["state"].select(idx))} if idx else {})}
+    train = read_labelled(dataset, "train", None, arch.action_horizon, need_latents=arch.use_latents)
     has_val = "val" in info.get("splits", {})
     val = read_labelled(dataset, "val", None, arch.action_horizon, need_latents=arch.use_latents) if has_val else None
+    episodes = sorted(set(train["episode"]))
     agreement = None
     if arch.use_latents and lc.latent_source == "foundation":   # train on what the policy will see: the foundation's latents
         fnd = load_run_foundation(cfg)
@@ -535,9 +519,11 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     module = LowLevelModule(arch.to_dict(), lr=lc.lr, weight_decay=lc.weight_decay, warmup_steps=lc.warmup_steps, max_steps=lc.max_steps)
     module.model.norm_stats, module.model.normalization = stats, mode
     bs = min(lc.batch_size, len(train["actions"]))
-    loader = torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(train, arch, stats, mode)), batch_size=bs, shuffle=True,
+    state_view = dict(view=view, indices=idx) if idx else None   # the rest of the state never reaches the model
+    module.model.state_view = state_view
+    loader = torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(train, arch, stats, mode, state_view)), batch_size=bs, shuffle=True,
                                          drop_last=True, generator=torch.Generator().manual_seed(cfg.seed))
-    val_loader = (torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(val, arch, stats, mode)), batch_size=256)
+    val_loader = (torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(val, arch, stats, mode, state_view)), batch_size=256)
                   if val is not None else None)
     out_dir.mkdir(parents=True, exist_ok=True)
     accel, wandb_mode = _accelerator(lc.accelerator), _plain(lc.wandb)
@@ -562,7 +548,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
                    labelled_episodes=len(episodes), train_samples=int(len(train["actions"])),
                    eval_split="val" if val is not None else "train", eval=ev, params=model.num_params(), dataset=str(dataset),
                    device=accel)
-    save_low_level(model, out_dir, extra=dict(summary=summary, episodes=episodes,
+    save_low_level(model, out_dir, extra=dict(summary=summary, episodes=episodes, state_view=state_view,
                                               config=OmegaConf.to_container(lc, resolve=True, enum_to_str=True)))
     write_json(out_dir / "summary.json", summary)
     log.info("low-level done: %s", summary)

@@ -17,16 +17,18 @@ import numpy as np
 import torch
 
 from .core import DataError, atomic_write, get_logger
-from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir, model_transforms
+from .config import PolicyKind
+from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
-                             unflatten_dict)
+                             model_transforms, unflatten_dict)
 
 log = get_logger("lapa.policy")
 
 # %% auto #0
 __all__ = ['log', 'IMAGE_KEY', 'STATE_KEY', 'PROMPT_KEY', 'RECORD_SEP', 'check_image', 'check_state', 'check_prompt',
-           'CheckObservation', 'pick_device', 'LAPAPolicy', 'load_policy', 'policy_metadata_of', 'chunk_shape',
-           'ActionChunkBroker', 'save_record', 'load_record', 'PolicyRecorder', 'record_files', 'replay']
+           'CheckObservation', 'pick_device', 'state_view_meta', 'LAPAPolicy', 'VLAPolicy', 'load_policy',
+           'load_policy_from', 'policy_metadata_of', 'chunk_shape', 'ActionChunkBroker', 'save_record', 'load_record',
+           'PolicyRecorder', 'record_files', 'replay']
 
 # %% ../nbs/51_policy.ipynb #8dd34003
 IMAGE_KEY, STATE_KEY, PROMPT_KEY = "observation/image", "observation/state", "prompt"
@@ -93,6 +95,13 @@ def _sync(device: torch.device) -> None:
 def _is_path(x: Any) -> bool: return isinstance(x, (str, os.PathLike))
 
 
+def state_view_meta(view: Mapping | None) -> dict | None:
+    """The `state_view` entry of a policy's metadata: which positions of the source's state vector its
+    `observation/state` holds (`lapa eval` sends exactly those), or None when it reads no state."""
+    if not view or not view.get("indices"): return None
+    return {"name": view.get("view") or view.get("name"), "indices": [int(i) for i in view["indices"]]}
+
+
 class LAPAPolicy:
     "Image + instruction (+ state) -> action chunk: foundation latents, then the low-level policy, with openpi-style transforms."
 
@@ -131,8 +140,9 @@ class LAPAPolicy:
         if a.use_state: obs_spec[STATE_KEY] = {"shape": [a.state_dim], "dtype": "float32"}
         obs_spec[PROMPT_KEY] = {"dtype": "str"}
         self.metadata = {"observation": obs_spec, "actions": {"shape": [a.action_horizon, a.action_dim], "dtype": "float32"},
-                         "policy": "lapa" if a.use_latents else "scratch", "head": a.head, "action_horizon": a.action_horizon,
-                         "normalization": mode, "latents": {"shape": [a.num_tokens], "codebook_size": a.codebook_size} if a.use_latents else None}
+                         "policy": "lapa-hierarchical" if a.use_latents else "scratch-hierarchical", "head": a.head,
+                         "action_horizon": a.action_horizon, "normalization": mode, "state_view": state_view_meta(ll.state_view if a.use_state else None),
+                         "latents": {"shape": [a.num_tokens], "codebook_size": a.codebook_size} if a.use_latents else None}
 
     @torch.inference_mode()
     def infer(self, obs: dict, noise: np.ndarray | torch.Tensor | None = None) -> dict:
@@ -174,13 +184,74 @@ class LAPAPolicy:
         return self.infer(obs)["actions"][0]
 
 # %% ../nbs/51_policy.ipynb #f0fd861c
-def load_policy(cfg, **kw) -> LAPAPolicy:
-    "The `LAPAPolicy` trained in `cfg.run_dir` (foundation + low-level; the scratch baseline with `low_level.use_latents=false`)."
+class VLAPolicy:
+    "A fine-tuned VLA behind openpi-style transforms: image + instruction + state view -> action chunk in robot units."
+
+    def __init__(self, model: Any, device: str | torch.device = "auto", default_prompt: str | None = None, name: str = "vla"):
+        from lapa.foundation import FoundationVLA, load_foundation
+        self.device = pick_device(device)
+        model = load_foundation(model) if _is_path(model) else model
+        if not isinstance(model, FoundationVLA) or model.action is None:
+            raise DataError(f"VLAPolicy needs a foundation model with an action head (`lapa foundation finetune`), got "
+                            f"{'a latent model' if isinstance(model, FoundationVLA) else type(model).__name__}")
+        self.model = model.to(self.device).eval()
+        m, a, n_state = self.model, self.model.action, len(self.model.state_indices)
+        repack = {"prompt": PROMPT_KEY, "image": IMAGE_KEY, **({"state": STATE_KEY} if n_state else {})}
+        group = Group().push([InjectDefaultPrompt(default_prompt), CheckObservation(n_state or None, True), RepackTransform(repack),
+                              ResizeImages(m.image_size, m.image_size)])
+        model_io = model_transforms(m.norm_stats, m.normalization)
+        self.transforms = group.push(model_io.inputs, model_io.outputs)
+        self._inputs, self._outputs = compose(self.transforms.inputs), compose(self.transforms.outputs)
+        obs_spec = {IMAGE_KEY: {"shape": [m.image_size, m.image_size, 3], "dtype": "uint8"}}
+        if n_state: obs_spec[STATE_KEY] = {"shape": [n_state], "dtype": "float32"}
+        obs_spec[PROMPT_KEY] = {"dtype": "str"}
+        self.metadata = {"observation": obs_spec, "actions": {"shape": [a.horizon, a.action_dim], "dtype": "float32"},
+                         "policy": name, "head": a.kind, "action_horizon": a.horizon, "normalization": m.normalization,
+                         "state_view": state_view_meta(m.spec.get("state")), "init": (m.spec.get("init") or {}).get("path")}
+
+    @torch.inference_mode()
+    def infer(self, obs: dict) -> dict:
+        "`{'actions': float32 (horizon, A) in robot units, 'policy_timing': {...ms}}`."
+        t0 = time.perf_counter()
+        x = self._inputs(obs)
+        image = torch.from_numpy(np.ascontiguousarray(x["image"])).permute(2, 0, 1)[None].to(self.device)
+        state = torch.from_numpy(np.asarray(x["state"], np.float32))[None].to(self.device) if "state" in x else None
+        t1 = time.perf_counter()
+        chunk = self.model.predict_actions(image, [x["prompt"]], state)[0].float().cpu().numpy()
+        _sync(self.device)
+        t2 = time.perf_counter()
+        out = self._outputs({"actions": chunk})
+        t3 = time.perf_counter()
+        return {"actions": np.ascontiguousarray(out["actions"], np.float32),
+                "policy_timing": {"infer_ms": 1e3 * (t3 - t0), "transforms_ms": 1e3 * ((t1 - t0) + (t3 - t2)), "model_ms": 1e3 * (t2 - t1)}}
+
+    def predict_action(self, image_observation: np.ndarray, language_instruction: str, state: np.ndarray | None = None) -> np.ndarray:
+        "The blueprint's interface: the next robot command (A,) for a raw image and an instruction (and the state view)."
+        obs = {IMAGE_KEY: image_observation, PROMPT_KEY: language_instruction}
+        if state is not None: obs[STATE_KEY] = state
+        return self.infer(obs)["actions"][0]
+
+# %% ../nbs/51_policy.ipynb #1d152317
+def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
+    "The run's policy that `policy.kind` names: the fine-tuned VLA of `finetune.*` (or `policy.checkpoint`), or the hierarchical one."
+    device = kw.pop("device", cfg.policy.device)
+    if PolicyKind(cfg.policy.kind) == PolicyKind.vla:
+        from lapa.finetune import finetune_dir
+        folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"
+        if not (folder / "foundation.json").is_file():
+            raise DataError("no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)
+        return VLAPolicy(folder, device=device, name=str(cfg.finetune.init) if not cfg.policy.checkpoint else "vla", **kw)
     ll_dir = low_level_dir(cfg)
     if not (ll_dir / "model.json").exists():
         raise DataError("no low-level policy here: run `lapa low-level train` first", ll_dir)
     foundation = load_run_foundation(cfg) if cfg.low_level.use_latents else None
-    return LAPAPolicy(foundation, ll_dir, device=kw.pop("device", cfg.low_level.device), **kw)
+    return LAPAPolicy(foundation, ll_dir, device=device, **kw)
+
+# %% ../nbs/51_policy.ipynb #4946029d
+def load_policy_from(config: Mapping, **kw) -> LAPAPolicy | VLAPolicy:
+    "`load_policy` of a resolved config given as a plain dict (what a worker process receives)."
+    from omegaconf import OmegaConf
+    return load_policy(OmegaConf.create(dict(config)), **kw)
 
 # %% ../nbs/51_policy.ipynb #ca1ea233
 def policy_metadata_of(policy: Any) -> dict:
@@ -215,9 +286,14 @@ class ActionChunkBroker:
 
     @classmethod
     def from_cfg(cls, policy: Any, cfg) -> "ActionChunkBroker":
-        "A broker with the `low_level` config's `replan_steps`, `temporal_ensemble` and `ensemble_decay`."
-        lc = cfg.low_level
-        return cls(policy, lc.replan_steps, lc.temporal_ensemble, lc.ensemble_decay)
+        "A broker with the `policy` config's `replan_steps`, `temporal_ensemble` and `ensemble_decay`."
+        pc = cfg.policy
+        return cls(policy, pc.replan_steps, pc.temporal_ensemble, pc.ensemble_decay)
+
+    @property
+    def due(self) -> bool:
+        "Whether the next `infer` asks the policy (only then is the observation read: a caller may skip rendering otherwise)."
+        return self.step % self.replan_steps == 0
 
     def reset(self) -> None:
         "Forget the chunks (call at the start of an episode)."
@@ -236,7 +312,7 @@ class ActionChunkBroker:
 
     def infer(self, obs: dict) -> dict:
         "The action for this step; asks the policy for a new chunk every `replan_steps` steps."
-        reply, replanned = {}, self.step % self.replan_steps == 0
+        reply, replanned = {}, self.due
         if replanned:
             reply = self.policy.infer(obs)
             self.chunks.append((self.step, self._chunk(reply)))

@@ -330,7 +330,7 @@ class WebsocketPolicyClient:
 
 # %% ../nbs/52_serving.ipynb #9245be1d
 def load_run_policy(cfg) -> Policy:
-    "The LAPAPolicy trained in `cfg.run_dir` (`lapa.policy.load_policy`)."
+    "The policy trained in `cfg.run_dir` that `policy.kind` names (`lapa.policy.load_policy`: the fine-tuned VLA by default)."
     try: from lapa.policy import load_policy
     except ModuleNotFoundError as e:
         if e.name != "lapa.policy": raise

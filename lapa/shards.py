@@ -24,10 +24,11 @@ from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, lo
                        read_json, read_jsonl, write_json, write_jsonl)
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'REQUIRED_META', 'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg',
-           'action_chunk', 'sample_key', 'pair_sample', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard',
-           'shard_row', 'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'decode_jpeg', 'decode_sample',
-           'iter_tar_samples', 'VerifyReport', 'verify_dataset']
+__all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
+           'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
+           'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row', 'ShardSink', 'array_stats',
+           'ShardSettings', 'write_dataset', 'state_indices', 'decode_jpeg', 'decode_sample', 'iter_tar_samples',
+           'VerifyReport', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -108,6 +109,9 @@ def toy_episode(episode_id: str = "toy-v3-s000000", T: int = 40, size: int = 32,
     states = np.concatenate([pos, np.linspace(0, 1, T)[:, None]], 1).astype(np.float32)
     return Episode(episode_id, frames, f"move the square ({task})", fps, task, states=states, actions=actions,
                    success=True, seed=seed, source="toy")
+
+
+TOY_STATE_VIEWS = {"proprio": [0, 1]}   # the toy's state is (x, y, time): a policy sees the square's position
 
 # %% ../nbs/11_shards.ipynb #930d3ce1
 def split_episodes(episode_ids_by_task: dict[str, list[str]], val_fraction: float) -> dict[str, str]:
@@ -263,6 +267,24 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
     write_json(out_dir / "dataset.json", info)
     log.info("wrote %s view to %s: %s", view, out_dir, {k: v["num_samples"] for k, v in info["splits"].items()})
     return info
+
+# %% ../nbs/11_shards.ipynb #38473f46
+STATE_VIEW_FULL, STATE_VIEW_NONE = "full", "none"
+
+
+def state_indices(info: dict, view: str, where: str | os.PathLike | None = None) -> list[int]:
+    "The positions in a dataset's `state` of the view `view`: `none`, `full`, or one its `dataset.json` declares in `state_views`."
+    dim = int(info.get("state_dim") or 0)
+    if view == STATE_VIEW_NONE: return []
+    if not dim: raise DataError(f"observation.state={view}: the dataset holds no state (use observation.state=none)", where)
+    if view == STATE_VIEW_FULL: return list(range(dim))
+    views = info.get("state_views") or {}
+    if view not in views:
+        raise DataError(f"observation.state={view}: the dataset declares no such state view (it has {sorted(views) or 'none'}; "
+                        f"`{STATE_VIEW_FULL}` gives the whole {dim}-d state, privileged parts included)", where)
+    idx = [int(i) for i in views[view]]
+    if not idx or min(idx) < 0 or max(idx) >= dim: raise DataError(f"state view {view!r} = {idx} does not fit the {dim}-d state", where)
+    return idx
 
 # %% ../nbs/11_shards.ipynb #162c1303
 REQUIRED_META = ("instruction", "episode", "step", "gap", "task", "fps")

@@ -33,12 +33,12 @@ from .core import ConfigError, DataError, Episode, LapaError, get_logger, read_j
 _log = get_logger("lapa.sim")
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'MT10_TASKS', 'MT50_TASKS', 'INSTRUCTIONS', 'RENDER_QUALITY', 'DEFAULT_QUALITY', 'DEFAULT_IMAGE_SIZE',
-           'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'INDEX_NAME', 'VIDEO_SUFFIXES',
-           'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'resolve_tasks', 'RenderQuality', 'gl_backend', 'MetaWorldEnv',
-           'ScriptedExpert', 'episode_id', 'generate_episode', 'generate_episodes', 'save_episodes',
-           'read_episode_index', 'load_episodes', 'time_rendering', 'find_videos', 'centre_crop_resize', 'read_video',
-           'video_episode_id', 'episodes_from_videos']
+__all__ = ['BENCHMARKS', 'MT10_TASKS', 'MT50_TASKS', 'INSTRUCTIONS', 'VISIBLE_TARGET_TASKS', 'RENDER_QUALITY', 'DEFAULT_QUALITY',
+           'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
+           'INDEX_NAME', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'resolve_tasks', 'RenderQuality',
+           'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id', 'generate_episode', 'generate_episodes',
+           'save_episodes', 'read_episode_index', 'load_episodes', 'time_rendering', 'find_videos',
+           'centre_crop_resize', 'read_video', 'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
 BENCHMARKS: dict[str, list[str]] = {"MT10": list(MT10_V3), "MT25": list(MT25_V3), "MT50": list(MT50_V3)}
@@ -97,6 +97,14 @@ INSTRUCTIONS: dict[str, str] = {
     "window-open-v3": "slide the window open",
     "window-close-v3": "slide the window closed",
 }
+
+# %% ../nbs/10_sim.ipynb #0b16f57d
+VISIBLE_TARGET_TASKS: list[str] = [
+    "button-press-topdown-v3", "button-press-v3", "coffee-button-v3", "dial-turn-v3", "door-close-v3", "door-lock-v3",
+    "door-open-v3", "door-unlock-v3", "drawer-close-v3", "drawer-open-v3", "faucet-close-v3", "faucet-open-v3",
+    "handle-press-side-v3", "handle-press-v3", "handle-pull-side-v3", "handle-pull-v3", "lever-pull-v3",
+    "window-close-v3", "window-open-v3",
+]
 
 # %% ../nbs/10_sim.ipynb #8c49868c
 def check_task(task: str) -> str:
@@ -250,24 +258,24 @@ class MetaWorldEnv:
         img = self._renderer.render()
         return np.ascontiguousarray(img[::-1, ::-1]) if self._upside_down else img
 
-    def _obs(self, state: np.ndarray) -> dict[str, np.ndarray]:
-        return {"image": self.render(), "state": np.asarray(state, dtype=np.float32)}
+    def _obs(self, state: np.ndarray, render: bool) -> dict[str, np.ndarray | None]:
+        return {"image": self.render() if render else None, "state": np.asarray(state, dtype=np.float32)}
 
-    def reset(self, seed: int | None = None) -> dict[str, np.ndarray]:
-        "Restore the layout of `seed` (default: this env's seed) and return the first observation."
+    def reset(self, seed: int | None = None, render: bool = True) -> dict[str, np.ndarray | None]:
+        "Restore the layout of `seed` (default: this env's seed) and return the first observation (`image` None unless `render`)."
         if seed is not None and seed != self.seed: self._draw_layout(_check_seed(seed))
         state, _ = self._env.reset()
         self._t = 0
         up = self._env.data.cam_xmat[self._camera_id].reshape(3, 3)[:, 1]  # the camera's image-up axis in the world
         self._upside_down = bool(up[2] < 0)
-        return self._obs(state)
+        return self._obs(state, render)
 
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
-        "Apply one action; return `(obs, reward, success, done, info)`; `done` once `max_steps` steps are taken."
+    def step(self, action: Any, render: bool = True) -> tuple[dict[str, np.ndarray | None], float, bool, bool, dict]:
+        "Apply one action; return `(obs, reward, success, done, info)` (`obs['image']` None unless `render`); `done` after `max_steps`."
         if self._t >= self.max_steps: raise RuntimeError(f"{self.task}: the episode is over after {self.max_steps} steps; call reset()")
         state, reward, _, _, info = self._env.step(self.clip_action(action))
         self._t += 1
-        return self._obs(state), float(reward), bool(info["success"]), self._t >= self.max_steps, info
+        return self._obs(state, render), float(reward), bool(info["success"]), self._t >= self.max_steps, info
 
     def close(self) -> None:
         "Free the renderer's OpenGL context and the simulator (idempotent)."
@@ -280,6 +288,9 @@ class MetaWorldEnv:
     def __exit__(self, *exc) -> None: self.close()
     def __repr__(self) -> str:
         return f"MetaWorldEnv({self.task!r}, seed={self.seed}, image_size={self.image_size}, camera={self.camera!r})"
+
+
+STATE_VIEWS: dict[str, list[int]] = {"proprio": [0, 1, 2, 3]}   # views of the 39-d state a policy may see: hand xyz, gripper
 
 # %% ../nbs/10_sim.ipynb #b49439a4
 class ScriptedExpert:
@@ -478,7 +489,7 @@ def time_rendering(task: str = "push-v3", sizes: Sequence[int] = (64, 96, 128, 2
                 env.reset(); env.render()  # warm-up
                 spent = 0.0
                 for _ in range(frames):
-                    env.step([0.3, 0.3, 0.0, 0.0])
+                    env.step([0.3, 0.3, 0.0, 0.0], render=False)
                     t0 = time.perf_counter(); env.render(); spent += time.perf_counter() - t0
             rows.append(dict(backend=os.environ.get("MUJOCO_GL"), quality=quality, size=size,
                              ms_per_frame=round(1000 * spent / frames, 2)))

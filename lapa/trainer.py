@@ -30,6 +30,7 @@ from tqdm.auto import tqdm
 from .config import Accelerator, Strategy, WandbMode, load_cfg
 from .core import ConfigError, DataError, get_logger, launch_rank, log_to_file, read_json, write_json
 from .laq import lightning_precision, wandb_env
+from .foundation import foundation_datasets
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
 # %% auto #0
@@ -39,8 +40,8 @@ __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'STATE_V
            'foundation_dir', 'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint',
            'read_checkpoint', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in',
-           'save_stand_in', 'resolve_callable', 'foundation_datasets', 'train_foundation', 'foundation_train', 'main',
-           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
+           'save_stand_in', 'resolve_callable', 'train_foundation', 'foundation_train', 'main', 'synthetic_batches',
+           'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -579,12 +580,6 @@ def resolve_callable(spec: str) -> Callable:
     except (ImportError, AttributeError) as e: raise ConfigError(f"cannot import {spec!r}: {e}") from e
 
 
-def foundation_datasets(cfg) -> list[Path]:
-    "The datasets the foundation trains on: `training.datasets` (a weighted mixture), else `foundation.dataset`'s default."
-    from lapa.foundation import foundation_dataset
-    return [Path(p) for p in cfg.training.datasets] or [foundation_dataset(cfg)]
-
-
 def _dataset_stats(paths: list[Path]) -> dict | None:
     f = dataset_folder(paths[0]) / "stats.json"
     return read_json(f) if f.exists() else None
@@ -618,9 +613,9 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     stats, budget = _dataset_stats(paths), budget_from_cfg(tc, sources)
     strategy = Strategy(tc.strategy)
     meta = bool(tc.meta_init) and strategy == Strategy.fsdp
-    pretrained = [k for k in ("pretrained_path", "vision_path", "lm_path") if OmegaConf.select(cfg, f"foundation.model.{k}")]
+    pretrained = [f"foundation.{k}" for k in ("model.pretrained_path", "model.vision_path", "model.lm_path", "init") if OmegaConf.select(cfg, f"foundation.{k}")]
     if meta and pretrained:   # the meta device holds no values: materialising initialises every weight afresh
-        raise ConfigError(f"training.meta_init=true would discard the weights of foundation.model.{pretrained[0]}: "
+        raise ConfigError(f"training.meta_init=true would discard the weights of {pretrained[0]}: "
                           "set training.meta_init=false to fine-tune a pretrained model")
 
     fabric = make_fabric(tc)

@@ -15,10 +15,11 @@ import torch.nn.functional as F
 from .core import DataError
 
 # %% auto #0
-__all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'FieldError', 'CompositeTransform', 'compose', 'Group', 'flatten_dict',
-           'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats', 'norm_stats_from_json', 'normalize',
-           'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize', 'make_bool_mask', 'DeltaActions',
-           'AbsoluteActions', 'resize_with_pad', 'ResizeImages', 'pad_to_dim', 'PadStatesAndActions', 'SliceActions']
+__all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'MIN_STD', 'FieldError', 'CompositeTransform', 'compose', 'Group',
+           'flatten_dict', 'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats',
+           'norm_stats_from_json', 'normalize', 'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize',
+           'model_transforms', 'make_bool_mask', 'DeltaActions', 'AbsoluteActions', 'resize_with_pad', 'ResizeImages',
+           'pad_to_dim', 'PadStatesAndActions', 'SliceActions']
 
 # %% ../nbs/50_transforms.ipynb #425a7749
 class FieldError(DataError, ValueError):
@@ -129,6 +130,10 @@ class NormStats:
     def to_dict(self) -> dict:
         return {f: getattr(self, f).tolist() for f in NORM_FIELDS if getattr(self, f) is not None}
 
+    def select(self, indices: Sequence[int]) -> "NormStats":
+        "The statistics of the dimensions `indices` (a state view)."
+        return NormStats(*(None if v is None else v[list(indices)] for v in (self.mean, self.std, self.q01, self.q99)))
+
     def need(self, mode: str, key: str) -> tuple[np.ndarray, np.ndarray]:
         "The two arrays `mode` uses (`zscore`: mean, std; `quantile`: q01, q99); missing ones raise naming `key`."
         names = ("q01", "q99") if mode == "quantile" else ("mean", "std") if mode == "zscore" else None
@@ -144,33 +149,41 @@ def norm_stats_from_json(stats: Mapping, rename: Mapping[str, str] | None = None
     return {rename.get(k, k): NormStats.from_dict(v) for k, v in stats.items()}
 
 # %% ../nbs/50_transforms.ipynb #e5c4fda6
-def _sliced(a: np.ndarray, b: np.ndarray, x: np.ndarray, key: str) -> tuple[np.ndarray, np.ndarray]:
+def _sliced(a: np.ndarray, b: np.ndarray, x: np.ndarray | torch.Tensor, key: str) -> tuple[Any, Any]:
     d = x.shape[-1]
     if d > a.shape[-1]: raise FieldError(f"{key!r} has {d} dims, its normalisation statistics only {a.shape[-1]}", key)
-    return a[..., :d], b[..., :d]
+    a, b = a[..., :d], b[..., :d]
+    if isinstance(x, torch.Tensor): a, b = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (a, b))
+    return a, b
 
 
-def _as_float(x: Any, key: str) -> np.ndarray:
+def _as_float(x: Any, key: str) -> np.ndarray | torch.Tensor:
+    if isinstance(x, torch.Tensor):   # a training batch: normalised where it lies, in float32
+        if x.dtype == torch.bool or x.dtype.is_complex: raise FieldError(f"{key!r} must be real numbers, got dtype {x.dtype}", key)
+        return x.float()
     x = np.asarray(x)
     if not np.issubdtype(x.dtype, np.number): raise FieldError(f"{key!r} must be numeric, got dtype {x.dtype}", key)
     return x.astype(np.float32, copy=False)
 
 
-def normalize(x: np.ndarray, stats: NormStats, mode: str = "zscore", key: str = "array") -> np.ndarray:
-    "Scale `x` (..., D) with `stats` (z-score or quantile)."
+def normalize(x: np.ndarray | torch.Tensor, stats: NormStats, mode: str = "zscore", key: str = "array") -> np.ndarray | torch.Tensor:
+    "Scale `x` (..., D) with `stats` (z-score or quantile); a numpy array or a tensor (on any device), float32 out."
     x = _as_float(x, key)
     a, b = _sliced(*stats.need(mode, key), x, key)
     return (x - a) / (b + EPS) if mode == "zscore" else (x - a) / (b - a + EPS) * 2.0 - 1.0
 
 
-def unnormalize(x: np.ndarray, stats: NormStats, mode: str = "zscore", key: str = "array") -> np.ndarray:
+def unnormalize(x: np.ndarray | torch.Tensor, stats: NormStats, mode: str = "zscore", key: str = "array") -> np.ndarray | torch.Tensor:
     "The inverse of `normalize`."
     x = _as_float(x, key)
     a, b = _sliced(*stats.need(mode, key), x, key)
     return x * (b + EPS) + a if mode == "zscore" else (x + 1.0) / 2.0 * (b - a + EPS) + a
 
 # %% ../nbs/50_transforms.ipynb #c895f99c
-def floor_spread(stats: NormStats, min_std: float) -> NormStats:
+MIN_STD = 0.01   # the default floor of a normalisation spread, in state / action units
+
+
+def floor_spread(stats: NormStats, min_std: float = MIN_STD) -> NormStats:
     "`stats` with std at least `min_std` and q99 - q01 at least `2 * min_std` (widened around the midpoint)."
     out = NormStats(stats.mean, stats.std, stats.q01, stats.q99)
     if out.std is not None: out.std = np.maximum(out.std, min_std).astype(np.float32)
@@ -214,6 +227,14 @@ class Unnormalize:
                 raise FieldError(f"no normalisation statistics for {key!r} (have {have}): refusing to return normalised values", key)
             out[key] = unnormalize(data[key], self.norm_stats[key], self.mode, key)
         return out
+
+
+def model_transforms(norm_stats: Mapping[str, NormStats], mode: str) -> Group:
+    """Between robot units and a model's: `Normalize` the state and actions on the way in (an observation has no
+    actions, so at inference only the state), `Unnormalize` the actions on the way out. Training, offline evaluation
+    and the policies all use this one group, so they cannot drift apart."""
+    return Group([Normalize({k: v for k, v in norm_stats.items() if k in ("state", "actions")}, mode)],
+                 [Unnormalize(norm_stats, mode, keys=("actions",))])
 
 # %% ../nbs/50_transforms.ipynb #dd0f3e7d
 def make_bool_mask(*dims: int) -> tuple[bool, ...]:
