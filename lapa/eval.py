@@ -184,18 +184,19 @@ def _worker_init(threads: int) -> None:
     _WORKER.update(spec=None, policy=None, envs={})
 
 
-def _episode(job: dict) -> tuple[dict, np.ndarray | None, dict]:
-    "One episode of a job list, in a worker or in this process: `(row, frames, timings)`."
+def _episode(job: dict, state: dict | None = None) -> tuple[dict, np.ndarray | None, dict]:
+    "One episode, with a worker's policy and environments (`state`, default the process's): `(row, frames, timings)`."
+    state = _WORKER if state is None else state
     spec = job.get("spec")   # (target, kwargs): plain data, so that any caller's jobs unpickle in a worker
-    if spec is not None and _WORKER.get("spec") != spec:   # built in the job, not the initialiser: a failure reaches the caller
-        _WORKER.update(spec=spec, policy=PolicySpec(*spec).build())
-    envs, key = _WORKER["envs"], (job["task"], job["image_size"], job["camera"], job["max_steps"])
+    if spec is not None and state.get("spec") != spec:   # built in the job, not the initialiser: a failure reaches the caller
+        state.update(spec=spec, policy=PolicySpec(*spec).build())
+    envs, key = state["envs"], (job["task"], job["image_size"], job["camera"], job["max_steps"])
     if key not in envs:
         for e in envs.values(): e.close()
         envs.clear()
         envs[key] = MetaWorldEnv(job["task"], job["seed"], image_size=job["image_size"], camera=job["camera"], max_steps=job["max_steps"])
     timings: dict = {}
-    row, frames = run_episode(_WORKER["policy"], envs[key], job["seed"], job["max_steps"], job["replan_steps"], record=job["record"],
+    row, frames = run_episode(state["policy"], envs[key], job["seed"], job["max_steps"], job["replan_steps"], record=job["record"],
                               image_size=job["request_image_size"], temporal_ensemble=job["temporal_ensemble"],
                               ensemble_decay=job["ensemble_decay"], render=job["render"], timings=timings)
     return row, frames, timings
@@ -231,12 +232,10 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
                                      initargs=(1,)) as pool:
                 collect(pool.map(module._episode, [dict(j, spec=(policy.target, dict(policy.kwargs))) for j in jobs]))
         else:
-            saved = dict(_WORKER)
-            _WORKER.update(policy=policy.build() if isinstance(policy, PolicySpec) else policy, envs={})
-            try: collect(_episode(j) for j in jobs)
+            state = dict(policy=policy.build() if isinstance(policy, PolicySpec) else policy, envs={})
+            try: collect(_episode(j, state) for j in jobs)
             finally:
-                for e in _WORKER["envs"].values(): e.close()
-                _WORKER.clear(); _WORKER.update(saved)
+                for e in state["envs"].values(): e.close()
     finally: bar.close()
     return rows, clips
 

@@ -6,15 +6,14 @@
 from __future__ import annotations
 
 import copy
-import logging
 import sys
 from pathlib import Path
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .config import INITS, load_cfg, validate
-from .core import ConfigError, DataError, LapaError, get_logger, launch_rank, log_to_file, read_json, write_json
+from .config import INITS, validate
+from .core import DataError, get_logger, launch_rank, read_json, write_json
 from .foundation import SPEC_JSON, build_foundation, load_foundation, save_foundation
 from .labelled import ensure_labelled
 
@@ -129,17 +128,8 @@ def cli_finetune(cfg, args: list[str] | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     "`python -m lapa.finetune [overrides]`: the per-rank entry point under torchrun or srun."
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        cfg = load_cfg(argv)
-        if launch_rank() == 0: log_to_file(finetune_dir(cfg) / "out.log")
-        finetune(cfg)
-        return 0
-    except ConfigError as e:
-        print(f"lapa.finetune: error: {e}", file=sys.stderr); return 2
-    except (DataError, LapaError) as e:
-        print(f"lapa.finetune: error: {e}", file=sys.stderr); return 1
+    from lapa.trainer import rank_main
+    return rank_main("lapa.finetune", finetune, finetune_dir, argv)
 
 
 if __name__ == "__main__" and "__file__" in globals():

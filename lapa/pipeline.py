@@ -436,7 +436,7 @@ def curves_figure(cfg: DictConfig):
             h = _read(rd / "finetune" / arm / f"n{n}-s{s}" / "summary.json").get("history", [])
             if h: axs[2].plot([m["step"] for m in h], [m["loss"] for m in h], color=f"C{list(cfg.benchmark.arms).index(arm)}",
                               alpha=0.8, label=ARM_NAMES[arm] if i == 0 else None)
-    axs[2].set_title(f"fine-tuning on {n} labelled episodes per task (action L1)"); axs[2].set_yscale("log")
+    axs[2].set_title(f"fine-tuning, {n} labelled episodes per task"); axs[2].set_yscale("log")
     for ax in axs: ax.set_xlabel("step"); ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

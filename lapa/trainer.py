@@ -40,8 +40,8 @@ __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'STATE_V
            'foundation_dir', 'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint',
            'read_checkpoint', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in',
-           'save_stand_in', 'resolve_callable', 'train_foundation', 'foundation_train', 'main', 'synthetic_batches',
-           'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
+           'save_stand_in', 'resolve_callable', 'train_foundation', 'foundation_train', 'rank_main', 'main',
+           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -719,20 +719,26 @@ def foundation_train(cfg, args: list[str] | None = None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    "`python -m lapa.trainer [overrides]`: the per-rank entry point under torchrun or srun."
+def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] | None = None) -> int:
+    """The per-rank entry point of a training stage under torchrun or srun: the config from `argv`, rank 0's log file in
+    `stage_folder(cfg)`, `run(cfg)`; exit code 2 for a config error, 1 for a data error."""
     from lapa.core import LapaError
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     argv = sys.argv[1:] if argv is None else argv
     try:
         cfg = load_cfg(argv)
-        if launch_rank() == 0: log_to_file(foundation_dir(cfg) / "out.log")
-        train_foundation(cfg)
+        if launch_rank() == 0: log_to_file(stage_folder(cfg) / "out.log")
+        run(cfg)
         return 0
     except ConfigError as e:
-        print(f"lapa.trainer: error: {e}", file=sys.stderr); return 2
+        print(f"{prog}: error: {e}", file=sys.stderr); return 2
     except (DataError, LapaError) as e:
-        print(f"lapa.trainer: error: {e}", file=sys.stderr); return 1
+        print(f"{prog}: error: {e}", file=sys.stderr); return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    "`python -m lapa.trainer [overrides]`: the per-rank entry point under torchrun or srun."
+    return rank_main("lapa.trainer", train_foundation, foundation_dir, argv)
 
 
 if __name__ == "__main__" and "__file__" in globals():
