@@ -410,7 +410,7 @@ def scaling_figure(points: dict[str, list[tuple[int, dict]]]):
         x, y = [n for n, _ in pts], [r["rate"] for _, r in pts]
         err = np.array([[r["rate"] - r["ci"][0], r["ci"][1] - r["rate"]] for _, r in pts]).T
         ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=ARM_NAMES.get(arm, arm))
-    ax.set_xscale("log"); ax.set_xlabel("labelled episodes per task"); ax.set_ylabel("success rate"); ax.set_ylim(0, 1.05)
+    ax.set_xscale("log"); ax.minorticks_off(); ax.set_xlabel("labelled episodes per task"); ax.set_ylabel("success rate"); ax.set_ylim(0, 1.05)
     ax.set_xticks(sorted({n for pts in points.values() for n, _ in pts}), [str(n) for n in sorted({n for pts in points.values() for n, _ in pts})])
     ax.legend(fontsize=8); ax.set_title("label scaling", fontsize=9); fig.tight_layout()
     return fig

@@ -27,7 +27,8 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     p, z2 = successes / n, z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)      # exact at the ends: rounding never puts p outside
+    return lo, 1.0 if successes == n else min(1.0, centre + half)
 
 # %% ../nbs/61_stats.ipynb #b1f2ec37
 def outcome_matrix(runs: Sequence[Sequence[Mapping]]) -> tuple[np.ndarray, list[tuple[str, int]]]:
