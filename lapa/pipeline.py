@@ -31,9 +31,9 @@ log = get_logger("lapa.pipeline")
 # %% auto #0
 __all__ = ['log', 'RECORD', 'STARTED', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'Stage', 'stage_cfg', 'fingerprint', 'read_record',
            'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline',
-           'read_csv_metrics', 'metric_series', 'arm_outcomes', 'compare_arms', 'success_figure', 'scaling_figure',
-           'curves_figure', 'stage_times', 'report_markdown', 'write_report', 'report_parts', 'show_report',
-           'run_report_notebook', 'cli_pipeline']
+           'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates', 'compare_arms', 'success_figure',
+           'scaling_figure', 'curves_figure', 'stage_times', 'report_markdown', 'write_report', 'report_parts',
+           'show_report', 'run_report_notebook', 'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -133,7 +133,6 @@ _PRETRAIN_KEYS = ("seed", "loader", "foundation", "training", "observation", "la
 _FINETUNE_KEYS = _PRETRAIN_KEYS + ("finetune", "data.labelled")
 _LOW_LEVEL_KEYS = ("seed", "low_level", "observation", "data.labelled", "laq.codebook_size")
 _EVAL_KEYS = ("eval", "data.sim", "policy")
-_INIT_STAGE = {"scratch": "vlm", "lapa": "foundation", "action_vla": "action_vla"}
 
 
 def _eval_out(cfg, arm: str, tag: str) -> dict:
@@ -142,7 +141,7 @@ def _eval_out(cfg, arm: str, tag: str) -> dict:
 
 def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, test_episodes: int | None) -> list[Stage]:
     "The subset, the arms' fine-tuning and evaluation (and the hierarchical pair) of one label count and training seed."
-    from lapa.finetune import finetune_dir
+    from lapa.finetune import INIT_STAGES, finetune_dir
     from lapa.labelled import labelled_dir
     from lapa.low_level import low_level_dir
     tag, dir_tag = f"n{n}_s{seed}", f"n{n}-s{seed}"
@@ -155,7 +154,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
     for arm in cfg.benchmark.arms:
         ft = f"finetune_{arm}_{tag}"
         arm_sets = {**run, "finetune.init": arm, "policy.kind": "vla"}
-        out.append(Stage(ft, _verb("lapa.finetune:finetune"), _FINETUNE_KEYS, (subset, _INIT_STAGE[arm]),
+        out.append(Stage(ft, _verb("lapa.finetune:finetune"), _FINETUNE_KEYS, (subset, INIT_STAGES[arm]),
                          lambda c: finetune_dir(c), ("model/foundation.json", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
                          group=f"finetune_{arm}", help=f"fine-tuning from {ARM_NAMES[arm]}'s initialisation on the labelled subset"))
         out.append(Stage(f"eval_{arm}_{tag}", eval_stage_fn(ARM_NAMES[arm], _vla_spec), _EVAL_KEYS, (ft,), lambda c: Path(c.eval.out_dir),
@@ -344,34 +343,43 @@ def arm_outcomes(cfg: DictConfig, n: int | None = None, seeds: list[int] | None 
     return out
 
 # %% ../nbs/80_pipeline.ipynb #c7911b07
+def arm_rates(o: dict) -> dict:
+    "One arm's success with its Wilson interval, overall, per task and per training seed, from `{matrix, keys, seeds}`."
+    from lapa.stats import wilson_interval
+    m, keys = o["matrix"], o["keys"]
+    tasks = {}
+    for t in dict.fromkeys(t for t, _ in keys):
+        cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
+        kt, nt = int(m[:, cols].sum()), int(m[:, cols].size)
+        tasks[t] = dict(successes=kt, episodes=nt, rate=kt / nt, ci=wilson_interval(kt, nt))
+    k, total = int(m.sum()), int(m.size)
+    return dict(successes=k, episodes=total, rate=k / total, ci=wilson_interval(k, total), tasks=tasks,
+                seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
+
+
+def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
+    "The shared bootstrap of arms evaluated on the same training seeds and test episodes (None unless there are two)."
+    from lapa.stats import bootstrap_means
+    if len(outcomes) < 2: return None
+    first = next(iter(outcomes.values()))
+    if any(o["keys"] != first["keys"] or o["seeds"] != first["seeds"] for o in outcomes.values()): return None
+    mats = {a: o["matrix"] for a, o in outcomes.items()}
+    return bootstrap_means(mats, [t for t, _ in first["keys"]], n_boot=n_boot, seed=seed), mats
+
+
 def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
     "Rates with Wilson intervals per arm (overall and per task), paired differences against scratch, and the gap share."
-    from lapa.stats import bootstrap_means, gap_share_interval, paired_difference, wilson_interval
-    rates = {}
-    for arm, o in outcomes.items():
-        m, keys = o["matrix"], o["keys"]
-        k, total = int(m.sum()), int(m.size)
-        tasks = {}
-        for t in dict.fromkeys(t for t, _ in keys):
-            cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
-            kt, nt = int(m[:, cols].sum()), int(m[:, cols].size)
-            tasks[t] = dict(successes=kt, episodes=nt, rate=kt / nt, ci=wilson_interval(kt, nt))
-        rates[arm] = dict(successes=k, episodes=total, rate=k / total, ci=wilson_interval(k, total), tasks=tasks,
-                          seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
-    out = dict(rates=rates, differences={}, gap_share=None)
-    paired = {a: o for a, o in outcomes.items() if "scratch" in outcomes and o["keys"] == outcomes["scratch"]["keys"]
-              and o["seeds"] == outcomes["scratch"]["seeds"] and a in ("scratch", "lapa", "action_vla")}
-    if len(paired) >= 2:
-        mats = {a: o["matrix"] for a, o in paired.items()}
-        groups = [t for t, _ in paired["scratch"]["keys"]]
-        boot = bootstrap_means(mats, groups, n_boot=n_boot, seed=seed)
+    from lapa.stats import gap_share_interval, paired_difference
+    out = dict(rates={arm: arm_rates(o) for arm, o in outcomes.items()}, differences={}, gap_share=None)
+    main = {a: outcomes[a] for a in ("scratch", "lapa", "action_vla") if a in outcomes}
+    if "scratch" in main and (paired := _paired_bootstrap(main, n_boot, seed)):
+        boot, mats = paired
         for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")):
             if a in mats and b in mats: out["differences"][f"{a} - {b}"] = paired_difference(boot, mats, a, b)
         if {"lapa", "scratch", "action_vla"} <= set(mats): out["gap_share"] = gap_share_interval(boot, mats)
     hier = {a: outcomes[a] for a in ("low_level", "low_level_scratch") if a in outcomes}
-    if len(hier) == 2 and hier["low_level"]["keys"] == hier["low_level_scratch"]["keys"] and hier["low_level"]["seeds"] == hier["low_level_scratch"]["seeds"]:
-        mats = {a: o["matrix"] for a, o in hier.items()}
-        boot = bootstrap_means(mats, [t for t, _ in hier["low_level"]["keys"]], n_boot=n_boot, seed=seed)
+    if paired := _paired_bootstrap(hier, n_boot, seed):
+        boot, mats = paired
         out["differences"]["low_level - low_level_scratch"] = paired_difference(boot, mats, "low_level", "low_level_scratch")
     return out
 
@@ -488,6 +496,7 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
 
 def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
     "The text of `report.md` and the numbers it shows."
+    from lapa.stats import outcome_matrix
     rd = Path(cfg.run_dir)
     b = cfg.benchmark
     gen, vid = _read(Path(cfg.data.out_dir) / "generation.json"), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
@@ -505,7 +514,7 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
 
     cmp = compare_arms(arm_outcomes(cfg), n_boot=int(b.bootstrap))
     main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}
-    if expert: cmp["rates"]["expert"] = compare_arms({"expert": dict(zip(("matrix", "keys"), _outcomes_one(expert)), seeds=[0])}, 10)["rates"]["expert"]
+    if expert: cmp["rates"]["expert"] = arm_rates(dict(zip(("matrix", "keys"), outcome_matrix([expert["episodes"]])), seeds=[0]))
     numbers.update(rates=cmp["rates"], differences=cmp["differences"], gap_share=cmp["gap_share"])
     lines += ["## Closed-loop success", "", "Success with its Wilson 95% interval (successes / episodes, all training seeds pooled).", "",
               "| arm | success | per training seed |", "|---|---|---|"]
@@ -560,11 +569,6 @@ def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
     return "\n".join(lines), numbers
 
 
-def _outcomes_one(results: dict):
-    from lapa.stats import outcome_matrix
-    return outcome_matrix([results["episodes"]])
-
-
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
     "Success per arm and labelled-episode count on the scaling runs' seeds and test episodes."
     b = cfg.benchmark
@@ -576,8 +580,8 @@ def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
         for a, o in oc.items():
             if a not in b.arms: continue
             cols = [i for i, (_, s) in enumerate(o["keys"]) if s - min(k[1] for k in o["keys"]) < first]   # the same test seeds
-            sub = {a: dict(matrix=o["matrix"][:, cols], keys=[o["keys"][i] for i in cols], seeds=o["seeds"])}
-            points.setdefault(a, []).append((n, compare_arms(sub, 10)["rates"][a]))
+            sub = dict(matrix=o["matrix"][:, cols], keys=[o["keys"][i] for i in cols], seeds=o["seeds"])
+            points.setdefault(a, []).append((n, arm_rates(sub)))
     return points
 
 
@@ -632,7 +636,7 @@ def write_report(cfg: DictConfig) -> Path:
     rd = Path(cfg.run_dir)
     _save_png(curves_figure(cfg), rd / "report" / "curves.png")
     text, numbers = report_markdown(cfg)
-    rates = {a: r for a, r in numbers["rates"].items()}
+    rates = numbers["rates"]
     if rates: _save_png(success_figure(rates, f"{cfg.name}: success with Wilson 95% intervals"), rd / "report" / "success.png")
     scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
     if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
