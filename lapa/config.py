@@ -98,6 +98,8 @@ class ShardConfig:
     max_shard_bytes: int = 512 * 2**20  # ... or this many bytes, whichever comes first
     jpeg_quality: int = 95
     val_fraction: float = 0.1      # share of episodes (per task) held out as the `val` split
+    episode_shuffle_seed: Optional[int] = 0  # episodes are written in a shuffle seeded by this, so every shard (and so
+                                   # every loader worker's batch) mixes the tasks; null writes them in index order
     views: list[str] = field(default_factory=lambda: ["video", "actions"])  # datasets to write
 
     def _problems(self):

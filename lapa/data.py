@@ -64,7 +64,7 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
     for view in cfg.data.shard.views:
         extra = dict(source=Source(cfg.data.source).value, episodes=str(d))
         if cfg.data.source == Source.metaworld: extra["state_views"] = STATE_VIEWS   # what a policy may see of the state
-        infos[view] = write_dataset(load_episodes(d), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
+        infos[view] = write_dataset(load_episodes(d, shuffle_seed=cfg.data.shard.episode_shuffle_seed), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # must happen before mujoco is imported
 
@@ -37,7 +38,7 @@ __all__ = ['BENCHMARKS', 'MT10_TASKS', 'MT50_TASKS', 'INSTRUCTIONS', 'VISIBLE_TA
            'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
            'INDEX_NAME', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'resolve_tasks', 'RenderQuality',
            'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id', 'generate_episode', 'generate_episodes',
-           'save_episodes', 'read_episode_index', 'load_episodes', 'time_rendering', 'find_videos',
+           'save_episodes', 'read_episode_index', 'shuffled_rows', 'load_episodes', 'time_rendering', 'find_videos',
            'centre_crop_resize', 'read_video', 'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
@@ -469,10 +470,18 @@ def read_episode_index(out_dir: str | os.PathLike) -> list[dict]:
     return read_jsonl(path)
 
 
-def load_episodes(out_dir: str | os.PathLike, tasks: Sequence[str] | None = None) -> Iterator[Episode]:
-    "Yield the episodes listed in `out_dir/episodes.jsonl` (optionally only those of `tasks`), in index order."
+def shuffled_rows(rows: Sequence[dict], seed: int | None) -> list[dict]:
+    "`rows` in a shuffle seeded by `seed` (index order when `seed` is None): episodes of all tasks, interleaved."
+    rows = list(rows)
+    if seed is not None: random.Random(seed).shuffle(rows)
+    return rows
+
+
+def load_episodes(out_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
+                  shuffle_seed: int | None = None) -> Iterator[Episode]:
+    "Yield the episodes listed in `out_dir/episodes.jsonl` (optionally only those of `tasks`), in index order or shuffled."
     out_dir = Path(out_dir)
-    for row in read_episode_index(out_dir):
+    for row in shuffled_rows(read_episode_index(out_dir), shuffle_seed):
         if tasks is not None and row["task"] not in tasks: continue
         path = out_dir / row["path"]
         if not path.exists(): raise DataError(f"episode {row['episode_id']!r} listed in {INDEX_NAME} is missing", path)
