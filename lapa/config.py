@@ -638,16 +638,17 @@ class BenchServeConfig:
     "`lapa bench serve`: round-trip latency and requests/s through the server beside in-process inference."
     policy: str = "dummy"       # dummy: a policy that costs `cost_ms` per call; run: the run's LAPAPolicy
     cost_ms: float = 5.0        # inference time of the dummy policy (sleeps: the GIL is free, as on a GPU)
-    clients: list[int] = field(default_factory=lambda: [1, 8])  # concurrent clients per measurement
+    clients: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16])  # concurrent clients per measurement
     requests: int = 200         # requests per client
     image_size: int = 224       # observation image of the dummy policy (H = W)
     state_dim: int = 39
     horizon: int = 4
     action_dim: int = 4
-    workers: int = 8            # server inference threads
+    workers: int = 8            # server inference threads without batching
+    max_batch: int = 8          # the batching server's largest batch (a policy with infer_batch is measured both ways)
 
     def _problems(self):
-        p = _positive(self, "requests", "image_size", "state_dim", "horizon", "action_dim", "workers")
+        p = _positive(self, "requests", "image_size", "state_dim", "horizon", "action_dim", "workers", "max_batch")
         if self.cost_ms < 0: p.append(("cost_ms", f"must be >= 0, got {self.cost_ms}"))
         if not self.clients or min(self.clients) < 1: p.append(("clients", f"must list counts >= 1, got {list(self.clients)}"))
         if self.policy not in ("dummy", "run"): p.append(("policy", f"must be dummy or run, got {self.policy!r}"))
@@ -687,11 +688,14 @@ class ServeConfig:
     host: str = "127.0.0.1"      # 0.0.0.0 to accept other machines (no authentication: use a trusted network)
     port: int = 8000
     max_message_mb: float = 64.0  # larger requests close the connection (websocket close code 1009)
-    workers: int = 4             # inference threads: requests of different clients run concurrently
+    workers: int = 4             # inference threads for a policy without infer_batch (requests run concurrently)
+    max_batch: int = 8           # a policy with infer_batch: concurrent requests form batches of up to this many
+    batch_wait_ms: float = 0.0   # how long a batch waits for more requests while other connections are open
     record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
 
     def _problems(self):
-        p = _positive(self, "max_message_mb", "workers")
+        p = _positive(self, "max_message_mb", "workers", "max_batch")
+        if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
         return p
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -95,6 +95,11 @@ def _sync(device: torch.device) -> None:
 def _is_path(x: Any) -> bool: return isinstance(x, (str, os.PathLike))
 
 
+def _stack_images(xs: Sequence[dict], device: torch.device) -> torch.Tensor:
+    "The transformed `image`s (H, W, 3) uint8 of `xs` as one `(B, 3, H, W)` uint8 batch on `device`."
+    return torch.from_numpy(np.stack([x["image"] for x in xs])).permute(0, 3, 1, 2).to(device)
+
+
 def state_view_meta(view: Mapping | None) -> dict | None:
     """The `state_view` entry of a policy's metadata: which positions of the source's state vector its
     `observation/state` holds (`lapa eval` sends exactly those), or None when it reads no state."""
@@ -144,38 +149,45 @@ class LAPAPolicy:
                          "action_horizon": a.action_horizon, "normalization": mode, "state_view": state_view_meta(ll.state_view if a.use_state else None),
                          "latents": {"shape": [a.num_tokens], "codebook_size": a.codebook_size} if a.use_latents else None}
 
-    @torch.inference_mode()
     def infer(self, obs: dict, noise: np.ndarray | torch.Tensor | None = None) -> dict:
         "`{'actions': float32 (horizon, A) in robot units, 'latents': int64 (tokens,), 'policy_timing': {...ms}}`."
+        return self.infer_batch([obs], noise)[0]
+
+    @torch.inference_mode()
+    def infer_batch(self, observations: Sequence[dict], noise: np.ndarray | torch.Tensor | None = None) -> list[dict]:
+        "`infer` for several observations in one forward pass of each model (one reply per observation, in order)."
         t0 = time.perf_counter()
-        x = self._inputs(obs)
-        dev, a, out = self.device, self.arch, {}
+        xs = [self._inputs(obs) for obs in observations]
+        dev, a = self.device, self.arch
         model_obs = {}
-        if "image" in x: image = torch.from_numpy(np.ascontiguousarray(x["image"])).permute(2, 0, 1)[None].to(dev)
+        if "image" in xs[0]: image = _stack_images(xs, dev)
         if a.use_image: model_obs["image"] = image
-        if a.use_state: model_obs["state"] = torch.from_numpy(x["state"])[None].to(dev)
+        if a.use_state: model_obs["state"] = torch.from_numpy(np.stack([x["state"] for x in xs])).to(dev)
         t1 = time.perf_counter()
         latents = None
         if a.use_latents:
-            latents, _ = self.foundation.predict_latents(image, [x["prompt"]])
-            latents = torch.as_tensor(latents, device=dev).long().reshape(1, -1)
+            latents, _ = self.foundation.predict_latents(image, [x["prompt"] for x in xs])
+            latents = torch.as_tensor(latents, device=dev).long().reshape(len(xs), -1)
             _sync(dev)
         t2 = time.perf_counter()
         noise = self.noise if noise is None else torch.as_tensor(np.asarray(noise, np.float32))
         if a.head == "flow":
-            ctx = self.low_level.context(latents, model_obs)
-            chunk = self.low_level.sample(ctx, noise, steps=self.flow_steps)
+            chunks = self.low_level.sample(self.low_level.context(latents, model_obs), noise, steps=self.flow_steps)
         else:
-            chunk = self.low_level(latents, model_obs)
-        chunk = chunk[0].float().cpu().numpy()
+            chunks = self.low_level(latents, model_obs)
+        chunks = chunks.float().cpu().numpy()
         t3 = time.perf_counter()
-        out = self._outputs({"actions": chunk, "state": x.get("state")})
+        outs = [self._outputs({"actions": c, "state": x.get("state")}) for c, x in zip(chunks, xs)]
         t4 = time.perf_counter()
-        reply = {"actions": np.ascontiguousarray(out["actions"], np.float32)}
-        if latents is not None: reply["latents"] = latents[0].cpu().numpy().astype(np.int64)
-        reply["policy_timing"] = {"infer_ms": 1e3 * (t4 - t0), "transforms_ms": 1e3 * ((t1 - t0) + (t4 - t3)),
-                                  "foundation_ms": 1e3 * (t2 - t1), "low_level_ms": 1e3 * (t3 - t2)}
-        return reply
+        timing = {"infer_ms": 1e3 * (t4 - t0), "transforms_ms": 1e3 * ((t1 - t0) + (t4 - t3)),
+                  "foundation_ms": 1e3 * (t2 - t1), "low_level_ms": 1e3 * (t3 - t2), "batch_size": len(xs)}
+        replies = []
+        for i, out in enumerate(outs):
+            reply = {"actions": np.ascontiguousarray(out["actions"], np.float32)}
+            if latents is not None: reply["latents"] = latents[i].cpu().numpy().astype(np.int64)
+            reply["policy_timing"] = dict(timing)
+            replies.append(reply)
+        return replies
 
     def predict_action(self, image_observation: np.ndarray, language_instruction: str, state: np.ndarray | None = None) -> np.ndarray:
         "The blueprint's interface: the next robot command (A,) for a raw image and an instruction (and the state)."
@@ -209,21 +221,27 @@ class VLAPolicy:
                          "policy": name, "head": a.kind, "action_horizon": a.horizon, "normalization": m.normalization,
                          "state_view": state_view_meta(m.spec.get("state")), "init": (m.spec.get("init") or {}).get("path")}
 
-    @torch.inference_mode()
     def infer(self, obs: dict) -> dict:
         "`{'actions': float32 (horizon, A) in robot units, 'policy_timing': {...ms}}`."
+        return self.infer_batch([obs])[0]
+
+    @torch.inference_mode()
+    def infer_batch(self, observations: Sequence[dict]) -> list[dict]:
+        "`infer` for several observations in one forward pass (one reply per observation, in order)."
         t0 = time.perf_counter()
-        x = self._inputs(obs)
-        image = torch.from_numpy(np.ascontiguousarray(x["image"])).permute(2, 0, 1)[None].to(self.device)
-        state = torch.from_numpy(np.asarray(x["state"], np.float32))[None].to(self.device) if "state" in x else None
+        xs = [self._inputs(obs) for obs in observations]
+        image = _stack_images(xs, self.device)
+        state = (torch.from_numpy(np.stack([np.asarray(x["state"], np.float32) for x in xs])).to(self.device)
+                 if "state" in xs[0] else None)
         t1 = time.perf_counter()
-        chunk = self.model.predict_actions(image, [x["prompt"]], state)[0].float().cpu().numpy()
+        chunks = self.model.predict_actions(image, [x["prompt"] for x in xs], state).float().cpu().numpy()
         _sync(self.device)
         t2 = time.perf_counter()
-        out = self._outputs({"actions": chunk})
+        outs = [self._outputs({"actions": c}) for c in chunks]
         t3 = time.perf_counter()
-        return {"actions": np.ascontiguousarray(out["actions"], np.float32),
-                "policy_timing": {"infer_ms": 1e3 * (t3 - t0), "transforms_ms": 1e3 * ((t1 - t0) + (t3 - t2)), "model_ms": 1e3 * (t2 - t1)}}
+        timing = {"infer_ms": 1e3 * (t3 - t0), "transforms_ms": 1e3 * ((t1 - t0) + (t3 - t2)), "model_ms": 1e3 * (t2 - t1),
+                  "batch_size": len(xs)}
+        return [{"actions": np.ascontiguousarray(out["actions"], np.float32), "policy_timing": dict(timing)} for out in outs]
 
     def predict_action(self, image_observation: np.ndarray, language_instruction: str, state: np.ndarray | None = None) -> np.ndarray:
         "The blueprint's interface: the next robot command (A,) for a raw image and an instruction (and the state view)."

@@ -160,8 +160,11 @@ class PolicyServer:
     "Serve `policy` over websockets in openpi's protocol; `serve_forever()` blocks, `start()`/`stop()` (or `with`) run it on a thread."
 
     def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, metadata: dict | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, workers: int = 4, validate: bool = True):
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, workers: int = 4, validate: bool = True,
+                 max_batch: int = 8, batch_wait_ms: float = 0.0):
         if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
+        if max_batch < 1: raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if batch_wait_ms < 0: raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms}")
         self.policy, self.host, self.port = policy, host, port
         self.metadata = dict(getattr(policy, "metadata", None) or {}) if metadata is None else dict(metadata)
         self.metadata.setdefault("server", {"protocol": "openpi-msgpack-numpy", "max_message_bytes": int(max_message_bytes)})
@@ -169,7 +172,11 @@ class PolicyServer:
             _log.warning("the metadata of %s does not describe its 'observation' and 'actions' (see `policy_metadata`): "
                          "clients cannot check what to send, and requests are not validated", type(policy).__name__)
         self.max_message_bytes, self.workers, self.validate = int(max_message_bytes), workers, validate
-        self.stats = {"connections": 0, "requests": 0, "errors": 0}
+        self.max_batch, self.batch_wait_ms = int(max_batch), float(batch_wait_ms)
+        self.batching = self.max_batch > 1 and callable(getattr(policy, "infer_batch", None))
+        self.stats = {"connections": 0, "requests": 0, "errors": 0, "batches": 0, "batch_sizes": {}}
+        self._open = 0
+        self._queue: asyncio.Queue | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
@@ -182,16 +189,67 @@ class PolicyServer:
         if request.path == "/healthz": return connection.respond(http.HTTPStatus.OK, "OK\n")
         return None
 
-    def _infer(self, obs: dict) -> dict:
+    def _check(self, obs: Any) -> Any:
         if self.validate: check_observation(obs, self.metadata.get("observation"))
-        reply = self.policy.infer(obs)
+        return obs
+
+    @staticmethod
+    def _reply(reply: Any) -> dict:
         if not isinstance(reply, dict) or "actions" not in reply:
             raise TypeError(f"the policy must return a dict with 'actions', got {type(reply).__name__}")
         return dict(reply)
 
+    def _infer(self, obs: dict) -> dict:
+        return self._reply(self.policy.infer(self._check(obs)))
+
+    def _infer_batch(self, observations: list[dict]) -> list[dict | Exception]:
+        "The reply (or the exception) of each checked observation, in order: one batched call, one call each if it fails."
+        try:
+            replies = self.policy.infer_batch(observations)
+            if not isinstance(replies, list) or len(replies) != len(observations):
+                raise TypeError(f"infer_batch must return a list of {len(observations)} replies, got {type(replies).__name__} "
+                                f"of {len(replies) if isinstance(replies, list) else '?'}")
+            return [self._reply(r) for r in replies]
+        except Exception as e:
+            if len(observations) == 1: return [e]
+        out = []
+        for obs in observations:
+            try: out.append(self._reply(self.policy.infer_batch([obs])[0]))
+            except Exception as e: out.append(e)
+        return out
+
+    async def _batcher(self) -> None:
+        "Gather queued requests into batches and answer each request's future."
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = [await self._queue.get()]
+            deadline = loop.time() + self.batch_wait_ms / 1000
+            while len(batch) < self.max_batch:
+                if not self._queue.empty(): batch.append(self._queue.get_nowait()); continue
+                remaining = deadline - loop.time()
+                if remaining <= 0 or self._open <= len(batch): break   # no one else could join
+                try: batch.append(await asyncio.wait_for(self._queue.get(), remaining))
+                except TimeoutError: break
+            try: results = await loop.run_in_executor(self._pool, self._infer_batch, [obs for obs, _ in batch])
+            except Exception as e: results = [e] * len(batch)
+            self.stats["batches"] += 1
+            self.stats["batch_sizes"][len(batch)] = self.stats["batch_sizes"].get(len(batch), 0) + 1
+            for (_, fut), res in zip(batch, results):
+                if not fut.done(): fut.set_result(res)
+
+    async def _run(self, obs: Any) -> dict:
+        "The reply to one decoded request: through the batcher, or on the worker pool."
+        loop = asyncio.get_running_loop()
+        if not self.batching: return await loop.run_in_executor(self._pool, self._infer, obs)
+        fut = loop.create_future()
+        await self._queue.put((self._check(obs), fut))
+        res = await fut
+        if isinstance(res, Exception): raise res
+        return res
+
     async def _handler(self, ws: ServerConnection) -> None:
-        loop, peer = asyncio.get_running_loop(), ws.remote_address
-        self.stats["connections"] += 1
+        peer = ws.remote_address
+        self.stats["connections"] += 1; self._open += 1
         _log.info("connection from %s", peer)
         prev_total_ms = None
         try:
@@ -202,7 +260,7 @@ class PolicyServer:
                     if isinstance(message, str): raise ProtocolError("got a text frame; send the observation as a binary msgpack frame")
                     obs = unpackb(message)
                     t1 = time.perf_counter()
-                    reply = await loop.run_in_executor(self._pool, self._infer, obs)
+                    reply = await self._run(obs)
                     t2 = time.perf_counter()
                     timing = {"decode_ms": 1000 * (t1 - t0), "infer_ms": 1000 * (t2 - t1)}
                     if prev_total_ms is not None: timing["prev_total_ms"] = prev_total_ms
@@ -210,7 +268,8 @@ class PolicyServer:
                     data = packb(reply)
                 except Exception as e:
                     self.stats["errors"] += 1
-                    detail = f"{type(e).__name__}: {e}" if isinstance(e, (ProtocolError, RequestError)) else traceback.format_exc()
+                    detail = (f"{type(e).__name__}: {e}" if isinstance(e, (ProtocolError, RequestError))
+                              else "".join(traceback.format_exception(e)))
                     _log.warning("bad request from %s: %s", peer, f"{type(e).__name__}: {e}")
                     await ws.send(f"lapa policy server: {detail}")
                     continue
@@ -219,16 +278,26 @@ class PolicyServer:
                 prev_total_ms = 1000 * (time.perf_counter() - t0)
         except ConnectionClosed as e:
             _log.info("connection from %s closed: %s", peer, e)
+        finally:
+            self._open -= 1
 
     async def _serve(self, ready: threading.Event | None = None) -> None:
         self._loop, self._stop_event = asyncio.get_running_loop(), asyncio.Event()
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="lapa-infer") as self._pool:
-            async with serve(self._handler, self.host, self.port, compression=None, max_size=self.max_message_bytes,
-                             process_request=self._health) as server:
-                self.port = server.sockets[0].getsockname()[1]   # the real port when asked for port 0
-                _log.info("serving %s on %s (healthz: http://%s:%d/healthz)", type(self.policy).__name__, self.url, self.host, self.port)
-                if ready is not None: ready.set()
-                await self._stop_event.wait()
+        self._queue = asyncio.Queue()
+        threads = 1 if self.batching else self.workers   # batches run one at a time, each on all the cores
+        with ThreadPoolExecutor(threads, thread_name_prefix="lapa-infer") as self._pool:
+            batcher = asyncio.create_task(self._batcher()) if self.batching else None
+            try:
+                async with serve(self._handler, self.host, self.port, compression=None, max_size=self.max_message_bytes,
+                                 process_request=self._health) as server:
+                    self.port = server.sockets[0].getsockname()[1]   # the real port when asked for port 0
+                    _log.info("serving %s on %s (%s; healthz: http://%s:%d/healthz)", type(self.policy).__name__, self.url,
+                              f"batches of up to {self.max_batch}" if self.batching else f"{self.workers} inference threads",
+                              self.host, self.port)
+                    if ready is not None: ready.set()
+                    await self._stop_event.wait()
+            finally:
+                if batcher is not None: batcher.cancel()
 
     def serve_forever(self) -> None:
         "Serve until interrupted (Ctrl-C) or `stop()`."
@@ -265,9 +334,10 @@ class PolicyServer:
 
 
 def serve_policy(policy: Policy, host: str = "127.0.0.1", port: int = 8000, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 workers: int = 4) -> None:
+                 workers: int = 4, max_batch: int = 8, batch_wait_ms: float = 0.0) -> None:
     "Serve `policy` until interrupted."
-    PolicyServer(policy, host, port, max_message_bytes=max_message_bytes, workers=workers).serve_forever()
+    PolicyServer(policy, host, port, max_message_bytes=max_message_bytes, workers=workers, max_batch=max_batch,
+                 batch_wait_ms=batch_wait_ms).serve_forever()
 
 # %% ../nbs/52_serving.ipynb #dc8e3a7b
 class WebsocketPolicyClient:
@@ -344,7 +414,8 @@ def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
     if s.record_dir:
         from lapa.policy import PolicyRecorder
         policy = PolicyRecorder(policy, s.record_dir)
-    return PolicyServer(policy, s.host, int(s.port), max_message_bytes=int(s.max_message_mb * 2**20), workers=int(s.workers))
+    return PolicyServer(policy, s.host, int(s.port), max_message_bytes=int(s.max_message_mb * 2**20), workers=int(s.workers),
+                        max_batch=int(s.max_batch), batch_wait_ms=float(s.batch_wait_ms))
 
 
 def cli_serve(cfg, args: list[str]) -> int:
@@ -389,8 +460,8 @@ def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[lis
 
 
 def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] = (1, 8), requests: int = 200,
-                workers: int = 8) -> list[dict]:
-    "Latency percentiles (ms) and requests/s of `policy` in process and through a loopback server, side by side."
+                workers: int = 8, max_batch: Sequence[int] = (8,)) -> list[dict]:
+    "Latency percentiles (ms), requests/s and the mean batch formed, in process and through a loopback server, side by side."
     obs = obs if obs is not None else observation_from_metadata(policy.metadata)
     policy.infer(obs)
     times = []
@@ -398,20 +469,26 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
         t0 = time.perf_counter(); policy.infer(obs); times.append(1000 * (time.perf_counter() - t0))
     base = _pct(times, 50)
     rows = [dict(mode="in process", clients=1, p50_ms=base, p99_ms=_pct(times, 99), server_infer_p50_ms=float("nan"),
-                 requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0)]
-    with PolicyServer(policy, port=0, workers=workers) as server:
-        for n in clients:
-            lat, srv, wall = _round_trips(server.port, obs, n, requests)
-            rows.append(dict(mode="server (loopback)", clients=n, p50_ms=_pct(lat, 50), p99_ms=_pct(lat, 99),
-                             server_infer_p50_ms=_pct(srv, 50), requests_per_s=len(lat) / wall, overhead_p50_ms=_pct(lat, 50) - base))
+                 requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0, mean_batch=1.0)]
+    for mb in max_batch:
+        with PolicyServer(policy, port=0, workers=workers, max_batch=mb) as server:
+            mode = f"server, batches <= {mb}" if server.batching else f"server, {workers} threads"
+            for n in clients:
+                before = dict(server.stats)
+                lat, srv, wall = _round_trips(server.port, obs, n, requests)
+                batches = server.stats["batches"] - before["batches"]
+                rows.append(dict(mode=mode, clients=n, p50_ms=_pct(lat, 50), p99_ms=_pct(lat, 99), server_infer_p50_ms=_pct(srv, 50),
+                                 requests_per_s=len(lat) / wall, overhead_p50_ms=_pct(lat, 50) - base,
+                                 mean_batch=(server.stats["requests"] - before["requests"]) / batches if batches else 1.0))
     return rows
 
 
 def serve_table(rows: list[dict]) -> str:
     "The rows of `bench_serve` as a markdown table."
-    head = "| mode | clients | p50 ms | p99 ms | server infer p50 ms | requests/s | overhead p50 ms |\n|---|---:|---:|---:|---:|---:|---:|"
+    head = ("| mode | clients | p50 ms | p99 ms | server infer p50 ms | requests/s | overhead p50 ms | mean batch |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|")
     return "\n".join([head] + [f"| {r['mode']} | {r['clients']} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['server_infer_p50_ms']:.2f} | "
-                               f"{r['requests_per_s']:.0f} | {r['overhead_p50_ms']:+.2f} |" for r in rows])
+                               f"{r['requests_per_s']:.0f} | {r['overhead_p50_ms']:+.2f} | {r['mean_batch']:.2f} |" for r in rows])
 
 
 def cli_bench_serve(cfg, args: list[str]) -> int:
@@ -421,12 +498,16 @@ def cli_bench_serve(cfg, args: list[str]) -> int:
     else: policy = DummyPolicy(b.image_size, b.state_dim, b.horizon, b.action_dim, cost_ms=b.cost_ms)
     obs = observation_from_metadata(policy.metadata)
     payload = len(packb(obs))
-    rows = bench_serve(policy, obs, clients=list(b.clients), requests=int(b.requests), workers=int(b.workers))
+    batched = callable(getattr(policy, "infer_batch", None))
+    rows = bench_serve(policy, obs, clients=list(b.clients), requests=int(b.requests), workers=int(b.workers),
+                       max_batch=[1, int(b.max_batch)] if batched else [1])
     print(f"policy: {b.policy} ({'cost %.1f ms, ' % b.cost_ms if b.policy == 'dummy' else ''}request {payload / 1024:.1f} KiB), "
-          f"{b.requests} requests per client, {b.workers} server workers\n")
+          f"{b.requests} requests per client; {b.workers} server threads without batching"
+          + (f", or one thread forming batches of up to {b.max_batch}" if batched else " (the policy has no infer_batch)") + "\n")
     print(serve_table(rows))
-    single = next(r for r in rows if r["mode"] != "in process" and r["clients"] == 1)
-    for r in rows:
-        if r["mode"] != "in process" and r["clients"] > 1:
-            print(f"\n{r['clients']} clients: {r['requests_per_s'] / single['requests_per_s']:.2f}x the requests/s of 1 client")
+    for mode in dict.fromkeys(r["mode"] for r in rows if r["mode"] != "in process"):
+        rs = [r for r in rows if r["mode"] == mode]
+        single = next(r for r in rs if r["clients"] == 1)
+        print(f"\n{mode}: " + "; ".join(f"{r['clients']} clients {r['requests_per_s'] / single['requests_per_s']:.2f}x the requests/s "
+                                         f"of 1 client, p99 {r['p99_ms'] / single['p99_ms']:.2f}x" for r in rs if r["clients"] > 1))
     return 0
