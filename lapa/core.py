@@ -124,11 +124,32 @@ def npy_bytes(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+_NPY_LAYOUTS: dict[bytes, tuple[np.dtype, tuple[int, ...], str]] = {}   # header bytes -> dtype, shape, order
+
+
+def _npy_header(b: bytes) -> bytes | None:
+    "The header of `.npy` bytes (magic, version, length and the dict), or None when it is not one."
+    if len(b) < 10 or b[:6] != b"\x93NUMPY": return None
+    end = 10 + int.from_bytes(b[8:10], "little") if b[6] == 1 else 12 + int.from_bytes(b[8:12], "little")
+    return b[:end] if end <= len(b) else None
+
+
 def load_npy_bytes(b: bytes, what: str = "array") -> np.ndarray:
-    "Read `.npy` bytes without pickle; malformed input raises `DataError` naming `what`."
+    """Read `.npy` bytes without pickle; malformed input raises `DataError` naming `what`. A header seen before is not
+    parsed again (numpy parses each with `ast.literal_eval`; a dataset's arrays share a handful of layouts)."""
     import io
-    try: return np.load(io.BytesIO(b), allow_pickle=False)
+    head = _npy_header(b)
+    layout = _NPY_LAYOUTS.get(head) if head is not None else None
+    if layout is not None:
+        dtype, shape, order = layout
+        if len(b) - len(head) != dtype.itemsize * int(np.prod(shape)):
+            raise DataError(f"cannot read {what} as .npy: {len(b) - len(head)} data bytes for shape {shape} {dtype}")
+        return np.frombuffer(b, dtype, offset=len(head)).reshape(shape, order=order).copy()
+    try: a = np.load(io.BytesIO(b), allow_pickle=False)
     except Exception as e: raise DataError(f"cannot read {what} as .npy: {e}") from e
+    if head is not None and len(_NPY_LAYOUTS) < 4096:
+        _NPY_LAYOUTS[head] = (a.dtype, a.shape, "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C")
+    return a
 
 # %% ../nbs/00_core.ipynb #e2d70ab9
 _ID_RE = re.compile(r"^[A-Za-z0-9_\-]+$")
