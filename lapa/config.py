@@ -20,14 +20,15 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['FOUNDATION_SIZES', 'INITS', 'Source', 'OnError', 'Strategy', 'SimConfig', 'VideoSourceConfig', 'ShardConfig',
-           'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision',
-           'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig',
-           'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
-           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig', 'FinetuneConfig', 'PolicyKind',
-           'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
-           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'validate', 'conf_dir', 'load_cfg', 'config_yaml', 'stage_dir']
+__all__ = ['FOUNDATION_SIZES', 'INITS', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig', 'VideoSourceConfig',
+           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer',
+           'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig', 'LAQTrainConfig',
+           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
+           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
+           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
+           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml',
+           'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -47,6 +48,12 @@ class Strategy(str, Enum):
     single = "single"
     ddp = "ddp"
     fsdp = "fsdp"
+
+
+class CheckpointFormat(str, Enum):
+    "How the foundation trainer writes its window checkpoints."
+    full = "full"        # rank 0 gathers the full state and writes safetensors + optimizer.pt (any strategy resumes it)
+    sharded = "sharded"  # each rank writes its own shards with torch.distributed.checkpoint (no gather on rank 0)
 
 # %% ../nbs/01_config.ipynb #3a3afc5e
 def _positive(obj, *names) -> list[tuple[str, str]]:
@@ -571,6 +578,7 @@ class TrainingConfig:
     activation_checkpointing: bool = False
     meta_init: bool = False           # build the model on the meta device, materialise after sharding (fsdp)
     keep_last_k: int = 2              # window checkpoints kept
+    checkpoint_format: CheckpointFormat = CheckpointFormat.full  # window checkpoints; the final model is always full
     log_every: int = 10               # steps between logged metrics
     num_workers: Optional[int] = None # loader workers per rank (null: loader.num_workers)
     wandb: WandbMode = WandbMode.offline

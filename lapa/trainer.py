@@ -27,21 +27,23 @@ from omegaconf import OmegaConf
 from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
-from .config import Accelerator, Strategy, WandbMode, load_cfg
+from .config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg
 from .core import ConfigError, DataError, get_logger, launch_rank, log_to_file, read_json, write_json
 from .laq import lightning_precision, wandb_env
 from .foundation import foundation_datasets
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
 # %% auto #0
-__all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'STATE_VERSION', 'PEAK_FLOPS', 'BENCH_PRESETS',
-           'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine', 'make_optimizer',
-           'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric',
-           'foundation_dir', 'checkpoints_dir', 'list_checkpoints', 'resolve_resume', 'full_model_state',
-           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors', 'write_checkpoint',
-           'read_checkpoint', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in',
-           'save_stand_in', 'resolve_callable', 'train_foundation', 'foundation_train', 'rank_main', 'main',
-           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
+__all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'PEAK_FLOPS',
+           'BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine',
+           'make_optimizer', 'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu',
+           'make_fabric', 'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume',
+           'full_model_state', 'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors',
+           'commit_checkpoint', 'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint',
+           'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA',
+           'build_stand_in', 'save_stand_in', 'resolve_callable', 'train_foundation', 'export_weights',
+           'foundation_train', 'rank_main', 'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
+           'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -154,6 +156,17 @@ class EMA:
             if tuple(t.shape) != tuple(p.shape): raise DataError(f"EMA tensor {n!r} has shape {list(t.shape)}, the model {list(p.shape)}")
             s.copy_(distribute_tensor(t, p.device_mesh, p.placements).to_local() if _is_dtensor(p) else t)
 
+    def sharded_state(self) -> dict[str, torch.Tensor]:
+        "The EMA as this rank's shards (DTensors over the parameters' meshes under FSDP), sharing memory with it."
+        from torch.distributed.tensor import DTensor
+        return {n: DTensor.from_local(s, p.device_mesh, p.placements, shape=p.shape, stride=p.stride()) if _is_dtensor(p) else s
+                for n, p, s in zip(self.names, self.params, self.shadow)}
+
+    @torch.no_grad()
+    def load_sharded_state(self, state: dict[str, torch.Tensor]) -> None:
+        "Copy shards as `sharded_state` gives them (after `torch.distributed.checkpoint.load`) into the EMA."
+        for n, s in zip(self.names, self.shadow): s.copy_(_local(state[n]))
+
 # %% ../nbs/31_trainer.ipynb #2fd7dcd6
 def checkpoint_blocks(blocks: Iterable[nn.Module]) -> int:
     "Recompute each block's activations in the backward pass (non-reentrant `torch.utils.checkpoint`); parameter names stay."
@@ -231,6 +244,7 @@ def make_fabric(training_cfg):
 
 # %% ../nbs/31_trainer.ipynb #449ec548
 CKPT_MODEL, CKPT_EMA, CKPT_OPTIM, CKPT_STATE = "model.safetensors", "ema.safetensors", "optimizer.pt", "state.json"
+CKPT_SHARDED = "sharded"   # the torch.distributed.checkpoint folder of a sharded checkpoint
 STATE_VERSION = 1
 
 
@@ -242,6 +256,11 @@ def foundation_dir(cfg) -> Path:
 def checkpoints_dir(cfg) -> Path:
     "Where the window checkpoints of the run go: `training.out_dir/checkpoints`."
     return foundation_dir(cfg) / "checkpoints"
+
+
+def is_sharded(folder: str | os.PathLike) -> bool:
+    "Whether `folder` is a sharded (`torch.distributed.checkpoint`) checkpoint."
+    return (Path(folder) / CKPT_SHARDED).is_dir()
 
 
 def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
@@ -262,10 +281,12 @@ def resolve_resume(training_cfg, folder: str | os.PathLike) -> Path | None:
     p = Path(r)
     if training_cfg.resume_weights_only:
         if p.is_file() and p.suffix == ".safetensors": return p
-        if (p / CKPT_MODEL).is_file(): return p
-        raise DataError(f"training.resume_from_checkpoint: no weights to load (a checkpoint folder with {CKPT_MODEL}, or a .safetensors file)", p)
+        if (p / CKPT_MODEL).is_file() or (p / CKPT_SHARDED / ".metadata").is_file(): return p
+        raise DataError(f"training.resume_from_checkpoint: no weights to load (a checkpoint folder with {CKPT_MODEL} or "
+                        f"{CKPT_SHARDED}/, or a .safetensors file)", p)
     if not p.is_dir(): raise DataError("training.resume_from_checkpoint: no such checkpoint folder", p)
-    missing = [f for f in (CKPT_MODEL, CKPT_OPTIM, CKPT_STATE) if not (p / f).is_file()]
+    parts = (f"{CKPT_SHARDED}/.metadata", CKPT_STATE) if is_sharded(p) else (CKPT_MODEL, CKPT_OPTIM, CKPT_STATE)
+    missing = [f for f in parts if not (p / f).is_file()]
     if missing: raise DataError(f"training.resume_from_checkpoint: not a complete checkpoint, it lacks {', '.join(missing)}", p)
     return p
 
@@ -318,17 +339,9 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike) 
     return Path(path)
 
 # %% ../nbs/31_trainer.ipynb #f2cb1a2a
-def write_checkpoint(folder: Path, model_state: dict, optimizer_state: dict, state: dict,
-                     ema_state: dict | None = None, keep_last_k: int | None = None) -> Path:
-    "Write a checkpoint folder atomically (into `NAME.tmp`, `state.json` last, then renamed); keep the newest `keep_last_k`."
-    folder = Path(folder)
-    tmp, old = folder.with_name(folder.name + ".tmp"), folder.with_name(folder.name + ".old")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    save_safetensors(model_state, tmp / CKPT_MODEL)
-    if ema_state is not None: save_safetensors(ema_state, tmp / CKPT_EMA)
-    torch.save(optimizer_state, tmp / CKPT_OPTIM)
-    write_json(tmp / CKPT_STATE, state)
+def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
+    "Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); keep the newest `keep_last_k`."
+    old = folder.with_name(folder.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists(): folder.rename(old)
     tmp.rename(folder)
@@ -338,21 +351,95 @@ def write_checkpoint(folder: Path, model_state: dict, optimizer_state: dict, sta
     return folder
 
 
+def _fresh_tmp(folder: Path) -> Path:
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def write_checkpoint(folder: Path, model_state: dict, optimizer_state: dict, state: dict,
+                     ema_state: dict | None = None, keep_last_k: int | None = None) -> Path:
+    "Write a checkpoint folder atomically (into `NAME.tmp`, `state.json` last, then renamed); keep the newest `keep_last_k`."
+    folder = Path(folder)
+    tmp = _fresh_tmp(folder)
+    save_safetensors(model_state, tmp / CKPT_MODEL)
+    if ema_state is not None: save_safetensors(ema_state, tmp / CKPT_EMA)
+    torch.save(optimizer_state, tmp / CKPT_OPTIM)
+    write_json(tmp / CKPT_STATE, state)
+    return commit_checkpoint(tmp, folder, keep_last_k)
+
+
 def read_checkpoint(folder: Path, weights_only: bool = False) -> dict:
     "The parts of a checkpoint: `model` (and `ema`, `optimizer`, `state` unless `weights_only`); bad files raise `DataError`."
     folder = Path(folder)
+    if is_sharded(folder): raise DataError("a sharded checkpoint: load it into a model with `load_sharded_checkpoint`", folder)
     weights = folder if folder.suffix == ".safetensors" else folder / CKPT_MODEL
     try:
         out = {"model": load_file(str(weights))}
         if weights_only: return out
         out["optimizer"] = torch.load(folder / CKPT_OPTIM, map_location="cpu", weights_only=True)
-        out["state"] = read_json(folder / CKPT_STATE)
         if (folder / CKPT_EMA).exists(): out["ema"] = load_file(str(folder / CKPT_EMA))
     except DataError: raise
     except Exception as e: raise DataError(f"cannot read checkpoint: {type(e).__name__}: {e}", folder) from e
-    if out["state"].get("version") != STATE_VERSION:
-        raise DataError(f"checkpoint state version {out['state'].get('version')!r}, expected {STATE_VERSION}", folder / CKPT_STATE)
+    out["state"] = read_state(folder)
     return out
+
+
+def read_state(folder: Path) -> dict:
+    "A checkpoint's `state.json`, checked for its version."
+    state = read_json(Path(folder) / CKPT_STATE)
+    if state.get("version") != STATE_VERSION:
+        raise DataError(f"checkpoint state version {state.get('version')!r}, expected {STATE_VERSION}", Path(folder) / CKPT_STATE)
+    return state
+
+
+
+def write_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.optim.Optimizer, state: dict,
+                             ema: EMA | None = None, keep_last_k: int | None = None) -> Path:
+    """Every rank writes its shards of the weights, optimizer state and EMA with `torch.distributed.checkpoint` into
+    `NAME.tmp/sharded`; then rank 0 writes `state.json` and renames the folder (a collective: call it on every rank)."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+    folder, rank = Path(folder), dist.get_rank() if _distributed() else 0
+    tmp = folder.with_name(folder.name + ".tmp")
+    if rank == 0: _fresh_tmp(folder)
+    if _distributed(): dist.barrier()
+    model_sd, optim_sd = get_state_dict(module, optimizer)
+    parts = {"model": model_sd, "optimizer": optim_sd, **({"ema": ema.sharded_state()} if ema is not None else {})}
+    dcp.save(parts, checkpoint_id=str(tmp / CKPT_SHARDED))
+    if _distributed(): dist.barrier()
+    if rank == 0:
+        write_json(tmp / CKPT_STATE, state)
+        commit_checkpoint(tmp, folder, keep_last_k)
+    if _distributed(): dist.barrier()
+    return folder
+
+
+def load_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.optim.Optimizer | None = None,
+                            ema: EMA | None = None) -> None:
+    """Load a sharded checkpoint into `module` (and `optimizer`, `ema` when given) on every rank; each reads the shards
+    it needs, whatever the number of ranks that wrote them. Missing or misshapen parts raise `DataError`."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.api import CheckpointException
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict, set_model_state_dict, set_state_dict
+    if optimizer is not None: model_sd, optim_sd = get_state_dict(module, optimizer)
+    else: model_sd, optim_sd = get_model_state_dict(module), None
+    parts = {"model": model_sd, **({"optimizer": optim_sd} if optim_sd is not None else {}),
+             **({"ema": ema.sharded_state()} if ema is not None else {})}
+    if ema is not None and "ema" not in sharded_keys(folder): raise DataError("the checkpoint holds no EMA", folder)
+    try: dcp.load(parts, checkpoint_id=str(Path(folder) / CKPT_SHARDED))
+    except (Exception, CheckpointException) as e:   # DCP's exception is a BaseException; its last line names the cause
+        raise DataError(f"cannot load the sharded checkpoint: {(str(e).strip().splitlines() or [type(e).__name__])[-1]}", folder) from e
+    if optimizer is not None: set_state_dict(module, optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd)
+    else: set_model_state_dict(module, model_sd)
+    if ema is not None: ema.load_sharded_state(parts["ema"])
+
+
+def sharded_keys(folder: Path) -> set[str]:
+    "The top-level parts (`model`, `optimizer`, `ema`) a sharded checkpoint holds."
+    from torch.distributed.checkpoint import FileSystemReader
+    return {k.split(".", 1)[0] for k in FileSystemReader(str(Path(folder) / CKPT_SHARDED)).read_metadata().state_dict_metadata}
 
 # %% ../nbs/31_trainer.ipynb #ddac034f
 PEAK_FLOPS = {"H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12, "L40S": 362e12, "A10": 125e12}
@@ -635,12 +722,17 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
 
     planner = WindowPlanner(sources, plan.samples_per_window, seed=int(tc.seed), allow_multiple_epochs=bool(tc.allow_multiple_epochs))
     start_window, global_step, samples_seen, run_id = 0, 0, 0, uuid.uuid4().hex[:12]
+    full_resume = resume is not None and not tc.resume_weights_only
     if resume is not None:
-        ck = read_checkpoint(resume, weights_only=bool(tc.resume_weights_only)) if rank == 0 else None
-        load_model_state(module, ck["model"] if rank == 0 else {})
-        if not tc.resume_weights_only:
-            load_optimizer_state(module, optimizer, ck["optimizer"] if rank == 0 else {})
-            state = fabric.broadcast(ck["state"] if rank == 0 else None)
+        if is_sharded(resume):   # every rank reads its own shards
+            load_sharded_checkpoint(resume, module, optimizer if full_resume else None)
+            state = read_state(resume) if full_resume else None
+        else:                    # rank 0 reads, the others get their part by broadcast
+            ck = read_checkpoint(resume, weights_only=not full_resume) if rank == 0 else None
+            load_model_state(module, ck["model"] if rank == 0 else {})
+            if full_resume: load_optimizer_state(module, optimizer, ck["optimizer"] if rank == 0 else {})
+            state = fabric.broadcast(ck["state"] if rank == 0 else None) if full_resume else None
+        if full_resume:
             scheduler.load_state_dict(state["scheduler"])
             planner.load_state_dict(state["cursor"])
             start_window, global_step, samples_seen = state["window"], state["global_step"], state["samples_seen"]
@@ -649,9 +741,13 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                  start_window, global_step)
     run_id = fabric.broadcast(run_id)
     ema = EMA(module, float(tc.ema_decay)) if tc.ema_decay > 0 else None
-    if ema is not None and resume is not None and not tc.resume_weights_only:
-        if not (resume / CKPT_EMA).exists(): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no {CKPT_EMA}", resume)
-        ema.load_full_state(load_file(str(resume / CKPT_EMA)))   # every rank reads it: each cuts its own shards
+    if ema is not None and full_resume:
+        if is_sharded(resume):
+            if "ema" not in sharded_keys(resume): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no EMA", resume)
+            load_sharded_checkpoint(resume, module, ema=ema)
+        else:
+            if not (resume / CKPT_EMA).exists(): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no {CKPT_EMA}", resume)
+            ema.load_full_state(load_file(str(resume / CKPT_EMA)))   # every rank reads it: each cuts its own shards
 
     wandb_run = _start_wandb(cfg, out_dir, run_id) if rank == 0 else None
     bar = tqdm(total=plan.total_steps, initial=global_step, desc="foundation", disable=rank != 0, dynamic_ncols=True)
@@ -662,6 +758,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                  f"{n_params:,}", strategy.value, fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
                  plan.samples_per_window)
     t0, last, final_state = time.time(), {}, None
+    fmt = CheckpointFormat(tc.checkpoint_format)
     try:
         for w in range(start_window, plan.num_windows):
             window = planner.next_window()
@@ -676,8 +773,9 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
             state = {"version": STATE_VERSION, "window": w + 1, "global_step": loop.global_step, "samples_seen": loop.samples_seen,
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
                      "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before}
-            final_state = _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k))
+            _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
             last = loop.history[-1] if loop.history else last
+        if start_window < plan.num_windows: final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
     finally:
         bar.close()
         if wandb_run is not None: wandb_run.finish()
@@ -699,17 +797,23 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     return summary
 
 
-def _save(fabric, module, optimizer, ema, state: dict, folder: Path, keep_last_k: int) -> dict:
-    "Gather and write a checkpoint (rank 0 writes); return the full weights to export (EMA if any) on rank 0."
-    model_state = full_model_state(module)
-    optim_state = full_optimizer_state(module, optimizer)
-    ema_state = ema.full_state() if ema is not None else None
-    if fabric.global_rank == 0:
-        write_checkpoint(folder, model_state, optim_state, state, ema_state, keep_last_k)
-        log.info("checkpoint %s (step %d)", folder, state["global_step"])
+def _save(fabric, module, optimizer, ema, state: dict, folder: Path, keep_last_k: int, fmt: CheckpointFormat) -> None:
+    "Write a window checkpoint: every rank its shards, or gathered to rank 0, which writes the full state."
+    if fmt == CheckpointFormat.sharded:
+        write_sharded_checkpoint(folder, module, optimizer, state, ema, keep_last_k)
+    else:
+        model_state, optim_state = full_model_state(module), full_optimizer_state(module, optimizer)
+        ema_state = ema.full_state() if ema is not None else None
+        if fabric.global_rank == 0: write_checkpoint(folder, model_state, optim_state, state, ema_state, keep_last_k)
+    if fabric.global_rank == 0: log.info("checkpoint %s (step %d)", folder, state["global_step"])
     fabric.barrier()
-    if fabric.global_rank != 0: return {}
-    if ema_state is None: return model_state
+
+
+def export_weights(module: nn.Module, ema: EMA | None) -> dict:
+    "The full weights to export (the EMA's where there is one) on rank 0, `{}` on the others; a collective."
+    model_state = full_model_state(module)
+    ema_state = ema.full_state() if ema is not None else None
+    if not model_state or ema_state is None: return model_state
     return {**model_state, **{k: v.to(model_state[k].dtype) for k, v in ema_state.items()}}
 
 # %% ../nbs/31_trainer.ipynb #5948048f
