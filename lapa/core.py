@@ -124,7 +124,7 @@ def npy_bytes(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-_NPY_LAYOUTS: dict[bytes, tuple[np.dtype, tuple[int, ...], str]] = {}   # header bytes -> dtype, shape, order
+_NPY_LAYOUTS: dict[bytes, tuple[np.dtype, tuple[int, ...], str, int]] = {}   # header bytes -> dtype, shape, order, data bytes
 
 
 def _npy_header(b: bytes) -> bytes | None:
@@ -141,14 +141,14 @@ def load_npy_bytes(b: bytes, what: str = "array") -> np.ndarray:
     head = _npy_header(b)
     layout = _NPY_LAYOUTS.get(head) if head is not None else None
     if layout is not None:
-        dtype, shape, order = layout
-        if len(b) - len(head) != dtype.itemsize * int(np.prod(shape)):
+        dtype, shape, order, nbytes = layout
+        if len(b) - len(head) != nbytes:
             raise DataError(f"cannot read {what} as .npy: {len(b) - len(head)} data bytes for shape {shape} {dtype}")
         return np.frombuffer(b, dtype, offset=len(head)).reshape(shape, order=order).copy()
     try: a = np.load(io.BytesIO(b), allow_pickle=False)
     except Exception as e: raise DataError(f"cannot read {what} as .npy: {e}") from e
     if head is not None and len(_NPY_LAYOUTS) < 4096:
-        _NPY_LAYOUTS[head] = (a.dtype, a.shape, "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C")
+        _NPY_LAYOUTS[head] = (a.dtype, a.shape, "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C", a.nbytes)
     return a
 
 # %% ../nbs/00_core.ipynb #e2d70ab9
