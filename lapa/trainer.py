@@ -520,7 +520,7 @@ class StepLoop:
         fabric, model, n = self.fabric, self.model, len(micro_batches)
         total = torch.zeros((), device=fabric.device)
         for i, mb in enumerate(micro_batches):
-            mb = fabric.to_device(mb)
+            mb = {k: v.to(fabric.device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in mb.items()}
             sync_off = fabric.world_size > 1 and i < n - 1
             with fabric.no_backward_sync(model, enabled=True) if sync_off else contextlib.nullcontext():
                 out = model(mb)
