@@ -698,7 +698,7 @@ class ServeConfig:
     max_message_mb: float = 64.0  # larger requests close the connection (websocket close code 1009)
     workers: int = 4             # inference threads for a policy without infer_batch (requests run concurrently)
     max_batch: int = 8           # a policy with infer_batch: concurrent requests form batches of up to this many
-    batch_wait_ms: float = 0.0   # how long a batch waits for more requests while other connections are open
+    batch_wait_ms: float = 2.0   # how long a batch waits for more requests while other connections are open (a lone client never waits)
     record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
 
     def _problems(self):

@@ -161,7 +161,7 @@ class PolicyServer:
 
     def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, metadata: dict | None = None,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, workers: int = 4, validate: bool = True,
-                 max_batch: int = 8, batch_wait_ms: float = 0.0):
+                 max_batch: int = 8, batch_wait_ms: float = 2.0):
         if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
         if max_batch < 1: raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if batch_wait_ms < 0: raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms}")
@@ -334,7 +334,7 @@ class PolicyServer:
 
 
 def serve_policy(policy: Policy, host: str = "127.0.0.1", port: int = 8000, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 workers: int = 4, max_batch: int = 8, batch_wait_ms: float = 0.0) -> None:
+                 workers: int = 4, max_batch: int = 8, batch_wait_ms: float = 2.0) -> None:
     "Serve `policy` until interrupted."
     PolicyServer(policy, host, port, max_message_bytes=max_message_bytes, workers=workers, max_batch=max_batch,
                  batch_wait_ms=batch_wait_ms).serve_forever()
@@ -460,7 +460,7 @@ def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[lis
 
 
 def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] = (1, 8), requests: int = 200,
-                workers: int = 8, max_batch: Sequence[int] = (8,)) -> list[dict]:
+                workers: int = 8, max_batch: Sequence[int] = (8,), batch_wait_ms: float = 2.0) -> list[dict]:
     "Latency percentiles (ms), requests/s and the mean batch formed, in process and through a loopback server, side by side."
     obs = obs if obs is not None else observation_from_metadata(policy.metadata)
     policy.infer(obs)
@@ -471,7 +471,7 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
     rows = [dict(mode="in process", clients=1, p50_ms=base, p99_ms=_pct(times, 99), server_infer_p50_ms=float("nan"),
                  requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0, mean_batch=1.0)]
     for mb in max_batch:
-        with PolicyServer(policy, port=0, workers=workers, max_batch=mb) as server:
+        with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms) as server:
             mode = f"server, batches <= {mb}" if server.batching else f"server, {workers} threads"
             for n in clients:
                 before = dict(server.stats)
@@ -500,10 +500,11 @@ def cli_bench_serve(cfg, args: list[str]) -> int:
     payload = len(packb(obs))
     batched = callable(getattr(policy, "infer_batch", None))
     rows = bench_serve(policy, obs, clients=list(b.clients), requests=int(b.requests), workers=int(b.workers),
-                       max_batch=[1, int(b.max_batch)] if batched else [1])
+                       max_batch=[1, int(b.max_batch)] if batched else [1], batch_wait_ms=float(cfg.serve.batch_wait_ms))
     print(f"policy: {b.policy} ({'cost %.1f ms, ' % b.cost_ms if b.policy == 'dummy' else ''}request {payload / 1024:.1f} KiB), "
           f"{b.requests} requests per client; {b.workers} server threads without batching"
-          + (f", or one thread forming batches of up to {b.max_batch}" if batched else " (the policy has no infer_batch)") + "\n")
+          + (f", or one thread forming batches of up to {b.max_batch} (serve.batch_wait_ms={cfg.serve.batch_wait_ms})"
+             if batched else " (the policy has no infer_batch)") + "\n")
     print(serve_table(rows))
     for mode in dict.fromkeys(r["mode"] for r in rows if r["mode"] != "in process"):
         rs = [r for r in rows if r["mode"] == mode]
