@@ -402,8 +402,7 @@ def write_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.o
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict
     folder, rank = Path(folder), dist.get_rank() if _distributed() else 0
-    tmp = folder.with_name(folder.name + ".tmp")
-    if rank == 0: _fresh_tmp(folder)
+    tmp = _fresh_tmp(folder) if rank == 0 else folder.with_name(folder.name + ".tmp")
     if _distributed(): dist.barrier()
     model_sd, optim_sd = get_state_dict(module, optimizer)
     parts = {"model": model_sd, "optimizer": optim_sd, **({"ema": ema.sharded_state()} if ema is not None else {})}
@@ -416,23 +415,24 @@ def write_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.o
     return folder
 
 
-def load_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.optim.Optimizer | None = None,
+def load_sharded_checkpoint(folder: Path, module: nn.Module | None = None, optimizer: torch.optim.Optimizer | None = None,
                             ema: EMA | None = None) -> None:
-    """Load a sharded checkpoint into `module` (and `optimizer`, `ema` when given) on every rank; each reads the shards
-    it needs, whatever the number of ranks that wrote them. Missing or misshapen parts raise `DataError`."""
+    """Load the parts of a sharded checkpoint that are given (`module`, its `optimizer`, `ema`) on every rank; each reads
+    the shards it needs, whatever the number of ranks that wrote them. Missing or misshapen parts raise `DataError`."""
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.api import CheckpointException
     from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict, set_model_state_dict, set_state_dict
     if optimizer is not None: model_sd, optim_sd = get_state_dict(module, optimizer)
-    else: model_sd, optim_sd = get_model_state_dict(module), None
-    parts = {"model": model_sd, **({"optimizer": optim_sd} if optim_sd is not None else {}),
+    else: model_sd, optim_sd = (get_model_state_dict(module) if module is not None else None), None
+    parts = {**({"model": model_sd} if model_sd is not None else {}), **({"optimizer": optim_sd} if optim_sd is not None else {}),
              **({"ema": ema.sharded_state()} if ema is not None else {})}
-    if ema is not None and "ema" not in sharded_keys(folder): raise DataError("the checkpoint holds no EMA", folder)
+    if ema is not None and "ema" not in sharded_keys(folder):
+        raise DataError("the checkpoint holds no EMA (it was written with training.ema_decay=0)", folder)
     try: dcp.load(parts, checkpoint_id=str(Path(folder) / CKPT_SHARDED))
     except (Exception, CheckpointException) as e:   # DCP's exception is a BaseException; its last line names the cause
         raise DataError(f"cannot load the sharded checkpoint: {(str(e).strip().splitlines() or [type(e).__name__])[-1]}", folder) from e
     if optimizer is not None: set_state_dict(module, optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd)
-    else: set_model_state_dict(module, model_sd)
+    elif model_sd is not None: set_model_state_dict(module, model_sd)
     if ema is not None: ema.load_sharded_state(parts["ema"])
 
 
@@ -743,8 +743,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     ema = EMA(module, float(tc.ema_decay)) if tc.ema_decay > 0 else None
     if ema is not None and full_resume:
         if is_sharded(resume):
-            if "ema" not in sharded_keys(resume): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no EMA", resume)
-            load_sharded_checkpoint(resume, module, ema=ema)
+            load_sharded_checkpoint(resume, ema=ema)   # the weights and optimizer state are in already
         else:
             if not (resume / CKPT_EMA).exists(): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no {CKPT_EMA}", resume)
             ema.load_full_state(load_file(str(resume / CKPT_EMA)))   # every rank reads it: each cuts its own shards
