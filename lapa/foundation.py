@@ -17,6 +17,7 @@ from torch import nn
 
 from .config import FoundationPredict, stage_dir
 from .core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
+from .train import cfg_get
 from .transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
 
 # %% auto #0
@@ -43,20 +44,14 @@ FOUNDATION_PRESETS: dict[str, dict] = {
 ARCH_KEYS = tuple(FOUNDATION_PRESETS["tiny"])
 
 
-def _get(node: Any, key: str, default: Any = None) -> Any:
-    "A config value from a DictConfig, a dataclass or a dict."
-    v = node.get(key, default) if hasattr(node, "get") else getattr(node, key, default)
-    return getattr(v, "value", v)   # a config enum as its plain string
-
-
 def foundation_arch(model_cfg: Any = None) -> dict:
     "The preset named by `model_cfg.size` with the non-null fields of `model_cfg` laid over it."
-    size = _get(model_cfg, "size", "tiny") if model_cfg is not None else "tiny"
+    size = cfg_get(model_cfg, "size", "tiny") if model_cfg is not None else "tiny"
     if size not in FOUNDATION_PRESETS:
         raise ConfigError(f"foundation.model.size: unknown preset {size!r} (valid: {', '.join(FOUNDATION_PRESETS)})")
     arch = dict(FOUNDATION_PRESETS[size])
     for k in ARCH_KEYS:
-        v = _get(model_cfg, k) if model_cfg is not None else None
+        v = cfg_get(model_cfg, k) if model_cfg is not None else None
         if v is not None: arch[k] = int(v)
     if arch["image_size"] % arch["patch_size"]:
         raise ConfigError(f"foundation.model.image_size={arch['image_size']} is not a multiple of patch_size={arch['patch_size']}")
@@ -531,14 +526,14 @@ FORMAT = "lapa.foundation/2"   # the spec format `save_foundation` writes
 
 
 def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
-    root = _get(mc, "pretrained_path")
+    root = cfg_get(mc, "pretrained_path")
     if root:
         root = Path(root).expanduser()
         if not root.is_dir(): raise ConfigError(f"foundation.model.pretrained_path: {root} is not a folder")
         missing = [s for s in ("vision", "lm") if not (root / s).is_dir()]
         if missing: raise ConfigError(f"foundation.model.pretrained_path: {root} lacks the subfolder(s) {missing} (vision/ and lm/)")
         return root / "vision", root / "lm"
-    vp, lp = _get(mc, "vision_path"), _get(mc, "lm_path")
+    vp, lp = cfg_get(mc, "vision_path"), cfg_get(mc, "lm_path")
     return (Path(vp).expanduser() if vp else None), (Path(lp).expanduser() if lp else None)
 
 
@@ -559,7 +554,7 @@ def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
 def foundation_dataset(cfg: Any) -> Path:
     "The dataset the foundation trains on: `foundation.dataset`, else the run's labelled video (latents) or its actions view."
     if cfg.foundation.dataset: return Path(cfg.foundation.dataset)
-    if FoundationPredict(_get(cfg.foundation, "predict")) == FoundationPredict.latents: return stage_dir(cfg, "labels") / "video"
+    if FoundationPredict(cfg_get(cfg.foundation, "predict")) == FoundationPredict.latents: return stage_dir(cfg, "labels") / "video"
     return Path(cfg.data.out_dir) / "actions"
 
 
@@ -578,36 +573,36 @@ def action_spec(cfg: Any, stats: dict | None) -> tuple[dict, dict | None]:
     info = read_json(where / "dataset.json")
     if not info.get("action_dim"): raise DataError("predict=actions needs a dataset with actions (an `actions` view)", where / "dataset.json")
     if not stats or "action" not in stats: raise DataError("predict=actions needs the dataset's action statistics (stats.json has no 'action' entry)", where)
-    horizon = int(_get(fc, "action_horizon") or info.get("action_horizon") or 1)
+    horizon = int(cfg_get(fc, "action_horizon") or info.get("action_horizon") or 1)
     if horizon > int(info.get("action_horizon") or 1):
         raise ConfigError(f"foundation.action_horizon={horizon} exceeds the dataset's action horizon {info.get('action_horizon')} ({where})")
-    head, mode = _get(fc, "action_head", "l1"), _get(fc, "normalization", "zscore")
+    head, mode = cfg_get(fc, "action_head", "l1"), cfg_get(fc, "normalization", "zscore")
     if head == "bins" and mode != "quantile":
         raise ConfigError("foundation.action_head=bins cuts [-1, 1] of the normalised actions into bins: set foundation.normalization=quantile")
-    view = str(_get(cfg.observation, "state", "proprio")) if "observation" in cfg else "proprio"
+    view = str(cfg_get(cfg.observation, "state", "proprio")) if "observation" in cfg else "proprio"
     idx = state_indices(info, view, where / "dataset.json")
     norm = {"actions": floor_spread(NormStats.from_dict(stats["action"]), MIN_STD).to_dict()}
     if idx:
         if "state" not in stats: raise DataError("the state view needs the dataset's state statistics (stats.json has no 'state' entry)", where)
         norm["state"] = floor_spread(NormStats.from_dict(stats["state"]).select(idx), MIN_STD).to_dict()
-    action = dict(horizon=horizon, dim=int(info["action_dim"]), head=head, num_queries=int(_get(fc, "num_queries", 4)),
-                  bins=int(_get(fc, "action_bins", 256)) if head == "bins" else None, normalization=mode, norm_stats=norm)
+    action = dict(horizon=horizon, dim=int(info["action_dim"]), head=head, num_queries=int(cfg_get(fc, "num_queries", 4)),
+                  bins=int(cfg_get(fc, "action_bins", 256)) if head == "bins" else None, normalization=mode, norm_stats=norm)
     return action, (dict(view=view, indices=idx) if idx else None)
 
 
 def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     "The foundation VLA of the full lapa config `cfg`; `stats`: the training data's stats.json (predict=actions); `foundation.init` is loaded."
     fc = cfg.foundation
-    mc = _get(fc, "model")
-    predict = FoundationPredict(_get(fc, "predict", "latents"))
+    mc = cfg_get(fc, "model")
+    predict = FoundationPredict(cfg_get(fc, "predict", "latents"))
     arch = foundation_arch(mc)
-    key = "foundation.model.pretrained_path" if _get(mc, "pretrained_path") else None
+    key = "foundation.model.pretrained_path" if cfg_get(mc, "pretrained_path") else None
     lm = projector = None
     with torch.random.fork_rng(devices=[]):   # the trunk's random weights depend on init_seed only: every arm starts from the same VLM
-        torch.manual_seed(int(_get(mc, "init_seed", 0) or 0))
-        if key and is_vlm_folder(_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
-            vision, lm, projector = pretrained_vlm(_get(mc, "pretrained_path"), key)
-            vpath = lpath = Path(_get(mc, "pretrained_path")).expanduser()
+        torch.manual_seed(int(cfg_get(mc, "init_seed", 0) or 0))
+        if key and is_vlm_folder(cfg_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
+            vision, lm, projector = pretrained_vlm(cfg_get(mc, "pretrained_path"), key)
+            vpath = lpath = Path(cfg_get(mc, "pretrained_path")).expanduser()
         else:
             vpath, lpath = _pretrained_paths(mc)
             vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
@@ -616,13 +611,13 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
             if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
             tokenizer = byte_tokenizer()
         if lm is None: lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
-    if vpath and _get(mc, "image_size") and int(_get(mc, "image_size")) != vision.config.image_size:
-        raise ConfigError(f"foundation.model.image_size={_get(mc, 'image_size')} differs from the pretrained tower's "
+    if vpath and cfg_get(mc, "image_size") and int(cfg_get(mc, "image_size")) != vision.config.image_size:
+        raise ConfigError(f"foundation.model.image_size={cfg_get(mc, 'image_size')} differs from the pretrained tower's "
                           f"{vision.config.image_size} ({vpath})")
     mean, std = image_norm(vpath)
-    aux = float(_get(fc, "aux_latent_weight", 0.0) or 0.0)
+    aux = float(cfg_get(fc, "aux_latent_weight", 0.0) or 0.0)
     spec = dict(format=FORMAT, predict=predict.value, image_size=vision.config.image_size, image_mean=mean, image_std=std,
-                max_text_len=int(_get(mc, "max_text_len", 64)), size=_get(mc, "size", "tiny"),
+                max_text_len=int(cfg_get(mc, "max_text_len", 64)), size=cfg_get(mc, "size", "tiny"),
                 vision_path=str(vpath) if vpath else None, lm_path=str(lpath) if lpath else None, latent=None, action=None,
                 state=None, aux_latent_weight=aux if predict == FoundationPredict.actions else 0.0)
     if predict == FoundationPredict.latents or aux > 0:
@@ -630,7 +625,7 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     if predict == FoundationPredict.actions: spec["action"], spec["state"] = action_spec(cfg, stats)
     model = FoundationVLA(spec, vision, lm, tokenizer)   # the projector and the heads: from the caller's random state
     if projector is not None: start_projector(model, projector)
-    init = _get(fc, "init")
+    init = cfg_get(fc, "init")
     if init and not model.projector[0].weight.is_meta: model.spec["init"] = start_from(model, init)
     return model
 

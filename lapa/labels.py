@@ -15,7 +15,8 @@ from torch.utils.data import DataLoader, Dataset
 from tqdm.auto import tqdm
 
 from .core import DataError, file_sha256, get_logger, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
-from .laq import MODEL_JSON, WEIGHTS, laq_dir, load_laq
+from .laq import laq_dir, load_laq
+from .train import MODEL_JSON, WEIGHTS
 from .shards import decode_jpeg, iter_tar_samples, write_shard
 
 log = get_logger("lapa.labels")

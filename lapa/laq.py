@@ -5,13 +5,12 @@
 # %% ../nbs/20_laq.ipynb #1a6006fa
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import lightning.pytorch as pl
 import numpy as np
@@ -20,18 +19,19 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, read_jsonl, write_json
+from .core import ConfigError, DataError, get_logger, read_json, read_jsonl, write_json
+from .train import (MODEL_JSON, WEIGHTS, cfg_get, finish_loggers, lightning_loggers, lightning_precision, load_weights,
+                        parse_devices, plain, read_model_folder, wandb_env, warmup_cosine, write_model_folder)
 
 log = get_logger("lapa.laq")
 
 # %% auto #0
-__all__ = ['log', 'QUANTIZERS', 'LAQ_PRESETS', 'WEIGHTS', 'MODEL_JSON', 'PRECISIONS', 'LAQArch', 'prime_factors', 'laq_arch',
-           'rope_2d', 'apply_rope', 'Attention', 'Block', 'to_unit', 'patchify', 'unpatchify', 'LAQEncoder',
-           'Quantized', 'kmeanspp', 'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer', 'code_stats',
-           'LatentPool', 'LAQDecoder', 'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq', 'split_pair',
-           'lr_factor', 'LAQModule', 'evaluate_batch', 'evaluate_laq', 'laq_dir', 'laq_dataset_dir',
-           'lightning_precision', 'parse_devices', 'resume_checkpoint', 'wandb_env', 'train_laq', 'laq_train',
-           'show_images', 'recon_grid', 'code_features', 'linear_probe', 'bench_laq', 'cli_bench_laq']
+__all__ = ['log', 'QUANTIZERS', 'LAQ_PRESETS', 'LAQ_FORMAT', 'LAQArch', 'prime_factors', 'laq_arch', 'rope_2d', 'apply_rope',
+           'Attention', 'Block', 'to_unit', 'patchify', 'unpatchify', 'LAQEncoder', 'Quantized', 'kmeanspp',
+           'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer', 'code_stats', 'LatentPool', 'LAQDecoder',
+           'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq', 'split_pair', 'LAQModule', 'evaluate_batch',
+           'evaluate_laq', 'laq_dir', 'laq_dataset_dir', 'resume_checkpoint', 'train_laq', 'laq_train', 'show_images',
+           'recon_grid', 'code_features', 'linear_probe', 'bench_laq', 'cli_bench_laq']
 
 # %% ../nbs/20_laq.ipynb #3209cb79
 QUANTIZERS = ("nsvq", "ema", "fsq")
@@ -114,26 +114,18 @@ LAQ_PRESETS: dict[str, dict] = {
 # %% ../nbs/20_laq.ipynb #e8e92939
 def laq_arch(laq_cfg: Any = None, size: str | None = None, **overrides) -> LAQArch:
     "The `LAQArch` of a `laq` config node (or of the preset `size`), with keyword `overrides` applied last."
-    model = _get(laq_cfg, "model")
-    size = _plain(size or _get(model, "size") or "tiny")
+    model = cfg_get(laq_cfg, "model")
+    size = plain(size or cfg_get(model, "size") or "tiny")
     if size not in LAQ_PRESETS: raise ConfigError(f"unknown LAQ size {size!r} (valid: {', '.join(LAQ_PRESETS)})")
     kw = dict(LAQ_PRESETS[size])
     if laq_cfg is not None:
         for f in fields(LAQArch):
-            v = _get(model, f.name)
-            if v is not None: kw[f.name] = _plain(v)
-        kw["num_tokens"], kw["codebook_size"] = int(_get(laq_cfg, "num_tokens")), int(_get(laq_cfg, "codebook_size"))
+            v = cfg_get(model, f.name)
+            if v is not None: kw[f.name] = plain(v)
+        kw["num_tokens"], kw["codebook_size"] = int(cfg_get(laq_cfg, "num_tokens")), int(cfg_get(laq_cfg, "codebook_size"))
         if kw.get("fsq_levels") is not None: kw["fsq_levels"] = [int(x) for x in kw["fsq_levels"]]
     kw.update({k: v for k, v in overrides.items() if v is not None})
     return LAQArch.from_dict(kw)
-
-
-def _get(node: Any, key: str) -> Any:
-    if node is None: return None
-    return node.get(key) if hasattr(node, "get") else getattr(node, key, None)
-
-
-def _plain(v: Any) -> Any: return getattr(v, "value", v)   # a config enum as its plain string
 
 # %% ../nbs/20_laq.ipynb #6d663926
 def rope_2d(grid: int, head_dim: int, base: float = 100.0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -558,33 +550,21 @@ def count_params(arch: LAQArch) -> int:
     with torch.device("meta"): return LAQModel(arch).num_params()
 
 # %% ../nbs/20_laq.ipynb #56220bda
-WEIGHTS, MODEL_JSON = "model.safetensors", "model.json"
+LAQ_FORMAT = "lapa.laq/1"
 
 
 def save_laq(model: LAQModel, out_dir: str | os.PathLike, extra: dict | None = None) -> Path:
     "Write `model.safetensors` and `model.json` (architecture, weights hash, `extra`) to `out_dir`; return the JSON path."
-    from safetensors.torch import save
-    out_dir = Path(out_dir)
-    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in model.state_dict().items()}
-    with atomic_write(out_dir / WEIGHTS) as f: f.write(save(tensors))
-    info = dict(format="lapa.laq/1", arch=model.arch.to_dict(), params=model.num_params(),
-                weights=WEIGHTS, weights_sha256=file_sha256(out_dir / WEIGHTS), **(extra or {}))
-    return write_json(out_dir / MODEL_JSON, info)
+    info = dict(format=LAQ_FORMAT, arch=model.arch.to_dict(), params=model.num_params(), **(extra or {}))
+    return write_model_folder(out_dir, model.state_dict(), info)
 
 
 def load_laq(path: str | os.PathLike, device: str | torch.device = "cpu") -> LAQModel:
     "Load a LAQ model (in eval mode) from a folder written by `save_laq`, or its `model.json` / `model.safetensors`."
-    from safetensors.torch import load_file
-    path = Path(path)
-    folder = path if path.is_dir() else path.parent
-    info = read_json(folder / MODEL_JSON)
-    if info.get("format") != "lapa.laq/1": raise DataError(f"not a LAQ model (format {info.get('format')!r})", folder / MODEL_JSON)
-    model = LAQModel(LAQArch.from_dict(info["arch"]))
-    try: state = load_file(folder / info.get("weights", WEIGHTS), device=str(device))
-    except Exception as e: raise DataError(f"cannot read LAQ weights: {e}", folder / info.get("weights", WEIGHTS)) from e
-    try: model.load_state_dict(state)
-    except RuntimeError as e: raise DataError(f"weights do not fit the architecture: {e}", folder / WEIGHTS) from e
-    return model.to(device).eval()
+    info, state, folder = read_model_folder(path, LAQ_FORMAT, "LAQ model", device)
+    try: model = LAQModel(LAQArch.from_dict(info["arch"]))
+    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad LAQ arch: {e}", folder / MODEL_JSON) from e
+    return load_weights(model, state, folder / WEIGHTS).to(device).eval()
 
 # %% ../nbs/20_laq.ipynb #cd7dbfdb
 def split_pair(batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -593,13 +573,6 @@ def split_pair(batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
     if frames.ndim != 5 or frames.shape[1] != 2:
         raise DataError(f"batch['frames'] must be (B, 2, 3, H, W), got {tuple(frames.shape)}")
     return frames[:, 0], frames[:, 1]
-
-
-def lr_factor(step: int, warmup_steps: int, max_steps: int, min_lr_ratio: float) -> float:
-    "Linear warm-up over `warmup_steps`, then cosine decay to `min_lr_ratio` at `max_steps`."
-    if step < warmup_steps: return (step + 1) / warmup_steps
-    t = min(1.0, (step - warmup_steps) / max(1, max_steps - warmup_steps))
-    return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
 
 
 _NO_DECAY = ("pos", "pos_space", "code_pos", "queries", "codes")
@@ -651,7 +624,7 @@ class LAQModule(pl.LightningModule):
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp.weight_decay}, {"params": rest, "weight_decay": 0.0}],
                                 lr=hp.lr, betas=(0.9, 0.99))
         sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda s: lr_factor(s, hp.warmup_steps, hp.max_steps, hp.min_lr_ratio))
+            opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, hp.min_lr_ratio))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 # %% ../nbs/20_laq.ipynb #4f581fe4
@@ -691,9 +664,6 @@ def evaluate_laq(model: LAQModel, batches: Any, max_batches: int = 8, device: st
     return out
 
 # %% ../nbs/20_laq.ipynb #4446a8b2
-PRECISIONS = {"fp32": "32-true", "bf16": "bf16-mixed", "fp16": "16-mixed"}
-
-
 def laq_dir(cfg) -> Path:
     "The LAQ stage folder of the run."
     return Path(cfg.run_dir) / "laq"
@@ -702,22 +672,6 @@ def laq_dir(cfg) -> Path:
 def laq_dataset_dir(cfg) -> Path:
     "The dataset LAQ trains on: `laq.dataset`, else the run's `video` view."
     return Path(cfg.laq.dataset) if cfg.laq.dataset else Path(cfg.data.out_dir) / "video"
-
-
-def lightning_precision(precision: str, accelerator: str) -> str:
-    "Lightning's precision string: `auto` is bf16 autocast on GPU and fp32 on CPU."
-    precision, accelerator = _plain(precision), _plain(accelerator)
-    if precision != "auto": return PRECISIONS[precision]
-    on_gpu = accelerator == "gpu" or (accelerator == "auto" and torch.cuda.is_available())
-    return "bf16-mixed" if on_gpu else "32-true"
-
-
-def parse_devices(devices: str) -> int | str | list[int]:
-    "`auto`, a count (`4`, `-1` for all) or a list of ids (`0,1`) as Lightning takes them."
-    d = str(devices).replace(" ", "")
-    if d == "auto": return d
-    if "," in d: return [int(x) for x in d.split(",") if x]
-    return int(d)
 
 
 def resume_checkpoint(resume: str, out_dir: Path) -> Path | None:
@@ -732,38 +686,7 @@ def resume_checkpoint(resume: str, out_dir: Path) -> Path | None:
     if not Path(resume).exists(): raise DataError("checkpoint to resume from not found", resume)
     return Path(resume)
 
-# %% ../nbs/20_laq.ipynb #27217e37
-@contextlib.contextmanager
-def wandb_env(out_dir: Path, mode: str) -> Iterator[None]:
-    "Point W&B at `out_dir/wandb` and set its mode (`offline`, `online`, `disabled`) for the duration of the block."
-    w = out_dir / "wandb"
-    env = dict(WANDB_MODE=mode, WANDB_DIR=str(out_dir), WANDB_CACHE_DIR=str(w / "cache"), WANDB_CONFIG_DIR=str(w / "config"),
-               WANDB_DATA_DIR=str(w / "data"), WANDB_SILENT="true", WANDB_DISABLE_GIT="true")
-    old = {k: os.environ.get(k) for k in env}
-    w.mkdir(parents=True, exist_ok=True)
-    os.environ.update(env)
-    try: yield
-    finally:
-        for k, v in old.items():
-            if v is None: os.environ.pop(k, None)
-            else: os.environ[k] = v
-
-
-def _loggers(cfg, out_dir: Path) -> list:
-    from lightning.pytorch.loggers import CSVLogger
-    loggers = [CSVLogger(out_dir, name="logs")]
-    mode = _plain(cfg.laq.train.wandb)
-    if mode != "disabled":
-        from lightning.pytorch.loggers import WandbLogger
-        id_file = out_dir / "wandb_run_id"
-        if not id_file.exists():
-            import uuid
-            with atomic_write(id_file, "w") as f: f.write(uuid.uuid4().hex[:12])
-        loggers.append(WandbLogger(project=cfg.laq.train.wandb_project, name=f"{cfg.name}-laq", save_dir=str(out_dir),
-                                   id=id_file.read_text().strip(), resume="allow", offline=mode == "offline"))
-    return loggers
-
-# %% ../nbs/20_laq.ipynb #ed167fe1
+# %% ../nbs/20_laq.ipynb #d5ba2d43
 def train_laq(cfg) -> dict:
     "Train LAQ as `cfg` says; write checkpoints, final weights and `summary.json` under `run_dir/laq`; return the summary."
     from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
@@ -784,11 +707,11 @@ def train_laq(cfg) -> dict:
         for f in old: f.unlink()
     ckpt = ModelCheckpoint(out_dir / "checkpoints", filename="step{step:07d}", auto_insert_metric_name=False,
                            every_n_train_steps=tc.ckpt_every, save_top_k=1)
-    with wandb_env(out_dir, _plain(tc.wandb)):
-        loggers = _loggers(cfg, out_dir)
+    with wandb_env(out_dir, tc.wandb):
+        loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(
-            max_steps=tc.max_steps, accelerator=_plain(tc.accelerator), devices=parse_devices(tc.devices),
-            num_nodes=tc.num_nodes, strategy=_plain(tc.strategy), precision=lightning_precision(tc.precision, tc.accelerator),
+            max_steps=tc.max_steps, accelerator=plain(tc.accelerator), devices=parse_devices(tc.devices),
+            num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, tc.accelerator),
             gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every)],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,
             limit_val_batches=tc.eval_batches if tc.val_every else 0, num_sanity_val_steps=0,
@@ -799,8 +722,7 @@ def train_laq(cfg) -> dict:
         trainer.fit(module, datamodule=dm, ckpt_path=resume, weights_only=True)
         seconds = time.time() - t0
         trainer.save_checkpoint(out_dir / "checkpoints" / "last.ckpt", weights_only=False)
-        for lg in loggers:
-            if hasattr(lg, "experiment") and hasattr(lg.experiment, "finish") and trainer.is_global_zero: lg.experiment.finish()
+        finish_loggers(loggers, trainer.is_global_zero)
     if not trainer.is_global_zero: return {}
     model = module.model.eval()
     has_val = any(r["split"] == "val" for r in _manifest(dataset))

@@ -5,7 +5,6 @@
 # %% ../nbs/40_low_level.ipynb #ea987939
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import time
@@ -20,15 +19,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
+from .core import ConfigError, DataError, get_logger, read_json, write_json
 from .labelled import ensure_labelled, episode_of_key
+from .train import (MODEL_JSON, WEIGHTS, finish_loggers, lightning_loggers, load_weights, plain, read_model_folder,
+                        resolve_accelerator, wandb_env, warmup_cosine, write_model_folder)
 from .transforms import MIN_STD, FieldError, NormStats, compose, floor_spread, model_transforms, norm_stats_from_json
 
 log = get_logger("lapa.low_level")
 
 # %% auto #0
-__all__ = ['log', 'HEADS', 'LOSSES', 'WEIGHTS', 'MODEL_JSON', 'FORMAT', 'ARRAY_KEYS', 'LowLevelArch', 'low_level_arch', 'mlp',
-           'posemb_sincos', 'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel', 'toy_latents',
+__all__ = ['log', 'HEADS', 'LOSSES', 'FORMAT', 'ARRAY_KEYS', 'LowLevelArch', 'low_level_arch', 'mlp', 'posemb_sincos',
+           'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel', 'toy_latents',
            'toy_labelled_dataset', 'read_labelled', 'save_low_level', 'load_low_level', 'LowLevelModule',
            'ArrayDataset', 'state_view_of', 'prepare_arrays', 'predict_chunks', 'evaluate_low_level', 'low_level_dir',
            'low_level_dataset', 'load_run_foundation', 'foundation_latents', 'train_low_level', 'low_level_train',
@@ -83,9 +84,6 @@ class LowLevelArch:
         return cls(**{k: (list(v) if k == "channels" else v) for k, v in d.items()}).check()
 
 
-def _plain(v: Any) -> Any: return getattr(v, "value", v)   # a config enum as its plain string
-
-
 def low_level_arch(ll_cfg: Any, info: Mapping, codebook_size: int | None = None, state_dim: int | None = None) -> LowLevelArch:
     "The arch of a `low_level` config node for the dataset described by `info` (its `dataset.json`); `state_dim`: of the state view."
     horizon = ll_cfg.action_horizon or info.get("action_horizon") or 1
@@ -98,7 +96,7 @@ def low_level_arch(ll_cfg: Any, info: Mapping, codebook_size: int | None = None,
         action_horizon=int(horizon), num_tokens=int(latent_shape[0]),
         codebook_size=int(codebook_size or info.get("codebook_size") or 8), use_latents=bool(ll_cfg.use_latents),
         use_image=bool(ll_cfg.use_image), use_state=bool(ll_cfg.use_state) and bool(info.get("state_dim") if state_dim is None else state_dim),
-        head=_plain(ll_cfg.head), loss=_plain(ll_cfg.loss), flow_steps=int(ll_cfg.flow_steps), dim=int(ll_cfg.dim),
+        head=plain(ll_cfg.head), loss=plain(ll_cfg.loss), flow_steps=int(ll_cfg.flow_steps), dim=int(ll_cfg.dim),
         depth=int(ll_cfg.depth), channels=list(ll_cfg.channels), latent_dim=int(ll_cfg.latent_dim),
         obs_dropout=float(ll_cfg.obs_dropout) if ll_cfg.use_latents else 0.0).check()
 
@@ -315,37 +313,24 @@ def read_labelled(dataset: str | os.PathLike, split: str = "train", episodes: li
     return out
 
 # %% ../nbs/40_low_level.ipynb #9e27a4ec
-WEIGHTS, MODEL_JSON, FORMAT = "model.safetensors", "model.json", "lapa.low_level/1"
+FORMAT = "lapa.low_level/1"
 
 
 def save_low_level(model: LowLevelPolicyModel, out_dir: str | os.PathLike, extra: dict | None = None) -> Path:
     "Write the weights and `model.json` (arch, normalisation mode and statistics, `extra`); return the JSON path."
-    from safetensors.torch import save
     if not model.norm_stats: raise DataError("the model has no normalisation statistics to save with it")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().to("cpu").contiguous().clone() for k, v in model.state_dict().items()}
-    with atomic_write(out_dir / WEIGHTS) as f: f.write(save(tensors))
     info = dict(format=FORMAT, arch=model.arch.to_dict(), normalization=model.normalization,
-                norm_stats={k: v.to_dict() for k, v in model.norm_stats.items()}, params=model.num_params(),
-                weights=WEIGHTS, weights_sha256=file_sha256(out_dir / WEIGHTS), **(extra or {}))
-    return write_json(out_dir / MODEL_JSON, info)
+                norm_stats={k: v.to_dict() for k, v in model.norm_stats.items()}, params=model.num_params(), **(extra or {}))
+    return write_model_folder(out_dir, model.state_dict(), info)
 
 
 def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") -> LowLevelPolicyModel:
     "A low-level model in eval mode, with its `norm_stats`, `normalization` and `info`, from a `save_low_level` folder."
-    from safetensors.torch import load_file
-    path = Path(path)
-    folder = path if path.is_dir() else path.parent
-    info = read_json(folder / MODEL_JSON)
-    if info.get("format") != FORMAT: raise DataError(f"not a low-level policy (format {info.get('format')!r})", folder / MODEL_JSON)
+    info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
     if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", folder / MODEL_JSON)
     try: model = LowLevelPolicyModel(LowLevelArch.from_dict(info["arch"]))
     except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad arch: {e}", folder / MODEL_JSON) from e
-    try: state = load_file(folder / info.get("weights", WEIGHTS), device=str(device))
-    except Exception as e: raise DataError(f"cannot read the weights: {e}", folder / info.get("weights", WEIGHTS)) from e
-    try: model.load_state_dict(state)
-    except RuntimeError as e: raise DataError(f"weights do not fit the architecture: {e}", folder / WEIGHTS) from e
+    load_weights(model, state, folder / WEIGHTS)
     model.norm_stats = {k: NormStats.from_dict(v) for k, v in info["norm_stats"].items()}
     model.normalization, model.info, model.state_view = info.get("normalization", "zscore"), info, info.get("state_view")
     return model.to(device).eval()
@@ -371,10 +356,9 @@ class LowLevelModule(pl.LightningModule):
         self.log("val/loss", self._loss(batch), batch_size=len(batch["actions"]))
 
     def configure_optimizers(self):
-        from lapa.laq import lr_factor
         hp = self.hparams
         opt = torch.optim.AdamW(self.model.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, hp.warmup_steps, hp.max_steps, 0.05))
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, 0.05))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
@@ -452,21 +436,6 @@ def low_level_dataset(cfg) -> Path:
     return Path(cfg.low_level.dataset) if cfg.low_level.dataset else ensure_labelled(cfg)
 
 
-def _accelerator(acc: str) -> str:
-    acc = _plain(acc)
-    return ("gpu" if torch.cuda.is_available() else "cpu") if acc == "auto" else acc
-
-
-def _loggers(cfg, out_dir: Path, mode: str) -> list:
-    "A CSV logger, and W&B (offline by default) unless `low_level.wandb=disabled`."
-    from lightning.pytorch.loggers import CSVLogger
-    loggers = [CSVLogger(out_dir, name="logs")]
-    if mode != "disabled":
-        from lightning.pytorch.loggers import WandbLogger
-        loggers.append(WandbLogger(project="lapa", name=f"{cfg.name}-{out_dir.name}", save_dir=str(out_dir), offline=mode == "offline"))
-    return loggers
-
-
 def load_run_foundation(cfg):
     "The final weights of the run's `lapa foundation train` (`training.out_dir/model`), in eval mode on the CPU."
     from lapa.foundation import load_foundation
@@ -487,7 +456,6 @@ def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 25
 def train_low_level(cfg, progress: bool = True) -> dict:
     "Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary."
     from omegaconf import OmegaConf
-    from lapa.laq import wandb_env
     from lapa.shards import state_indices
     lc, dataset, out_dir = cfg.low_level, low_level_dataset(cfg), low_level_dir(cfg)
     if not (dataset / "dataset.json").exists():
@@ -496,7 +464,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     view = str(cfg.observation.state)
     idx = state_indices(info, view, dataset / "dataset.json") if lc.use_state else []
     arch = low_level_arch(lc, info, codebook_size=info.get("codebook_size") or cfg.laq.codebook_size, state_dim=len(idx))
-    mode = _plain(lc.normalization)
+    mode = plain(lc.normalization)
     stats = norm_stats_from_json(read_json(dataset / "stats.json"), {"action": "actions"})
     stats = {"actions": floor_spread(stats["actions"]), **({"state": floor_spread(stats["state"].select(idx))} if idx else {})}
     train = read_labelled(dataset, "train", None, arch.action_horizon, need_latents=arch.use_latents)
@@ -526,11 +494,11 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     val_loader = (torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(val, arch, stats, mode, state_view)), batch_size=256)
                   if val is not None else None)
     out_dir.mkdir(parents=True, exist_ok=True)
-    accel, wandb_mode = _accelerator(lc.accelerator), _plain(lc.wandb)
+    accel, wandb_mode = resolve_accelerator(lc.accelerator), plain(lc.wandb)
     log.info("low-level (%s%s): %s params, %d labelled episodes, %d samples, %d steps", arch.head,
              "" if arch.use_latents else ", scratch", f"{module.model.num_params():,}", len(episodes), len(train["actions"]), lc.max_steps)
     with wandb_env(out_dir, wandb_mode):
-        loggers = _loggers(cfg, out_dir, wandb_mode)
+        loggers = lightning_loggers(out_dir, wandb_mode, "lapa", f"{cfg.name}-{out_dir.name}")
         trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers,
                              enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=progress,
                              log_every_n_steps=max(1, min(50, lc.max_steps // 10)), num_sanity_val_steps=0,
@@ -539,8 +507,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
         t0 = time.time()
         trainer.fit(module, loader, val_loader)
         seconds = time.time() - t0
-        for lg in loggers:
-            if hasattr(lg, "experiment") and hasattr(lg.experiment, "finish"): lg.experiment.finish()
+        finish_loggers(loggers)
     model = module.model.cpu().eval()
     ev = evaluate_low_level(model, val if val is not None else train)
     summary = dict(steps=trainer.global_step, seconds=round(seconds, 1), head=arch.head, use_latents=arch.use_latents,

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import importlib
 import logging
-import math
 import os
 import shutil
 import sys
@@ -24,26 +23,25 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from omegaconf import OmegaConf
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from .config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg
 from .core import ConfigError, DataError, get_logger, launch_rank, log_to_file, read_json, write_json
-from .laq import lightning_precision, wandb_env
+from .train import lightning_precision, save_safetensors, wandb_env, warmup_cosine
 from .foundation import foundation_datasets
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'PEAK_FLOPS',
-           'BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'warmup_cosine',
-           'make_optimizer', 'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu',
-           'make_fabric', 'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume',
-           'full_model_state', 'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'save_safetensors',
-           'commit_checkpoint', 'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint',
-           'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA',
-           'build_stand_in', 'save_stand_in', 'resolve_callable', 'train_foundation', 'export_weights',
-           'foundation_train', 'rank_main', 'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
-           'cli_bench_train']
+           'BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer',
+           'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric',
+           'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state',
+           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint',
+           'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys',
+           'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in',
+           'resolve_callable', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main', 'main',
+           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -89,13 +87,6 @@ def plan_run(training_cfg, budget: Budget, world_size: int) -> RunPlan:
                    budget.total // gbs, budget.per_window // gbs)
 
 # %% ../nbs/31_trainer.ipynb #c7d8e65d
-def warmup_cosine(step: int, warmup_steps: int, total_steps: int, min_lr_ratio: float) -> float:
-    "The learning-rate factor at `step`: linear warm-up to 1, then cosine to `min_lr_ratio` at `total_steps`."
-    if step < warmup_steps: return (step + 1) / warmup_steps
-    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
-    return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
-
-
 def make_optimizer(model: nn.Module, training_cfg) -> torch.optim.AdamW:
     "AdamW over the trainable parameters; weight decay on matrices only."
     params = [p for p in model.parameters() if p.requires_grad]
@@ -325,18 +316,6 @@ def load_optimizer_state(module: nn.Module, optimizer: torch.optim.Optimizer, st
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
     opts = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True) if _distributed() else StateDictOptions()
     set_optimizer_state_dict(module, optimizer, optim_state_dict=state, options=opts)
-
-
-def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike) -> Path:
-    "Write tensors as safetensors (tensors sharing memory, e.g. tied weights, are stored once each)."
-    seen, out = set(), {}
-    for k, v in tensors.items():
-        v = v.detach()
-        key = (v.untyped_storage().data_ptr(), v.storage_offset()) if v.numel() else None
-        out[k] = v.clone().contiguous() if key in seen or not v.is_contiguous() else v
-        if key is not None: seen.add(key)
-    save_file(out, str(path))
-    return Path(path)
 
 # %% ../nbs/31_trainer.ipynb #f2cb1a2a
 def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
