@@ -38,7 +38,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("foundation", "init"): Verb("lapa.finetune:foundation_init", "write the VLM every arm starts from (run_dir/vlm/model)", "vlm"),
     ("foundation", "train"): Verb("lapa.trainer:foundation_train", "pretrain the foundation VLA on latents, or on action chunks (foundation.predict=actions); Fabric: single, ddp or fsdp", "foundation"),
     ("foundation", "finetune"): Verb("lapa.finetune:cli_finetune", "fine-tune the whole VLA with an action head on the labelled subset, from finetune.init (scratch, lapa, action_vla)", "finetune"),
-    ("low-level", "train"): Verb("lapa.low_level:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
+    ("low-level", "train"): Verb("lapa.low_level.train:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
     ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
@@ -48,7 +48,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
     ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
-    ("bench", "low-level"): Verb("lapa.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
+    ("bench", "low-level"): Verb("lapa.low_level.model:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
     ("bench", "eval"): Verb("lapa.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
     ("bench", "serve"): Verb("lapa.serving:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
 }

@@ -30,7 +30,7 @@ __all__ = ['log', 'STAGE_NOTEBOOKS', 'SLURM_STAGES', 'repo_root', 'find_notebook
            'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
-STAGE_NOTEBOOKS = ("13_data", "14_labelled", "20_laq", "21_laq_label", "22_laq_report", "31_trainer", "32_finetune", "40_low_level", "60_eval")
+STAGE_NOTEBOOKS = ("13_data", "14_labelled", "20_laq", "21_laq_label", "22_laq_report", "31_trainer", "32_finetune", "41_low_level_train", "60_eval")
 
 
 def repo_root() -> Path:

@@ -11,19 +11,19 @@ import shutil
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from .core import ConfigError, DataError, file_sha256, get_logger, load_npy_bytes, read_json, write_json, write_jsonl
 from .loading import read_shard, read_shards
-from .shards import ShardSink, array_stats
+from .shards import ShardSink, array_stats, decode_sample
 
 log = get_logger("lapa.labelled")
 
 # %% auto #0
-__all__ = ['log', 'episode_of_key', 'draw_labelled', 'subset_stats', 'write_labelled', 'labelled_source', 'labelled_dir',
-           'ensure_labelled', 'data_subset']
+__all__ = ['log', 'episode_of_key', 'draw_labelled', 'subset_stats', 'write_labelled', 'read_labelled', 'labelled_source',
+           'labelled_dir', 'ensure_labelled', 'data_subset']
 
 # %% ../nbs/14_labelled.ipynb #76d704f0
 def episode_of_key(key: str) -> str:
@@ -104,6 +104,36 @@ def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_ta
     log.info("labelled subset %s: %d episodes (%d per task, seed %d), %d training pairs", out_dir, len(episodes), per_task,
              seed, splits["train"]["num_samples"])
     return new
+
+# %% ../nbs/14_labelled.ipynb #8bead9cb
+def read_labelled(dataset: str | os.PathLike, split: str = "train", episodes: list[str] | None = None,
+                  horizon: int | None = None, need_latents: bool = True) -> dict[str, Any]:
+    """The samples of `split` (only `episodes`, if given) in memory: `image` uint8 (N, 3, H, W) (the current frame),
+    `state` (N, S), `actions` (N, horizon, A), `latent` int64 (N, tokens), `episode`, `task` and `instruction` (N,)."""
+    dataset = Path(dataset)
+    info = read_json(dataset / "dataset.json")
+    holds = set(info.get("holds", []))
+    if "action.npy" not in holds: raise DataError("the dataset holds no actions (use the `actions` view)", dataset / "dataset.json")
+    if need_latents and "latent.npy" not in holds:
+        raise DataError("the dataset has no latent labels: run `lapa laq label` (or set low_level.use_latents=false)", dataset / "dataset.json")
+    keep = set(episodes) if episodes is not None else None
+    cols = defaultdict(list)
+    for entry in read_shards(dataset, split):
+        for raw in read_shard(entry):
+            if keep is not None and episode_of_key(raw["__key__"]) not in keep: continue
+            s = decode_sample(raw, entry.path)
+            if keep is not None and s["meta"]["episode"] not in keep: continue
+            cols["image"].append(s["frames"][0].transpose(2, 0, 1))
+            cols["actions"].append(s["action"][:horizon])
+            if "state" in s: cols["state"].append(s["state"])
+            if "latent" in s: cols["latent"].append(s["latent"].astype(np.int64))
+            cols["episode"].append(s["meta"]["episode"]); cols["task"].append(s["meta"]["task"])
+            cols["instruction"].append(s["meta"]["instruction"])
+    if not cols["image"]: raise DataError(f"no {split} samples" + (f" of the {len(keep)} labelled episodes" if keep else ""), dataset)
+    out = {k: np.stack(v) if k in ("image", "state", "actions", "latent") else np.array(v) for k, v in cols.items()}
+    out["actions"] = out["actions"].astype(np.float32)
+    if "state" in out: out["state"] = out["state"].astype(np.float32)
+    return out
 
 # %% ../nbs/14_labelled.ipynb #1df9e0f3
 def labelled_source(cfg) -> Path:

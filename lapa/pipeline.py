@@ -143,7 +143,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
     "The subset, the arms' fine-tuning and evaluation (and the hierarchical pair) of one label count and training seed."
     from lapa.finetune import INIT_STAGES, finetune_dir
     from lapa.labelled import labelled_dir
-    from lapa.low_level import low_level_dir
+    from lapa.low_level.model import low_level_dir
     tag, dir_tag = f"n{n}_s{seed}", f"n{n}-s{seed}"
     run = {"seed": seed, "data.labelled.episodes_per_task": n}
     ev = {"eval.episodes_per_task": test_episodes} if test_episodes else {}
@@ -163,7 +163,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
     if hierarchical:
         for name, latents, inputs in (("low_level", True, (subset, "foundation")), ("low_level_scratch", False, (subset,))):
             ll_sets = {**run, "low_level.use_latents": latents, "training.out_dir": str(_rd(cfg) / "foundation")}
-            out.append(Stage(f"{name}_{tag}", _verb("lapa.low_level:low_level_train"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
+            out.append(Stage(f"{name}_{tag}", _verb("lapa.low_level.train:low_level_train"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
                              ("model.json", "summary.json"), sets=lambda c, s=ll_sets: dict(s), group=name,
                              help="the hierarchical path: foundation latents -> low-level policy" if latents else "the low-level policy without latents"))
             out.append(Stage(f"eval_{name}_{tag}", eval_stage_fn(ARM_NAMES[name], _hierarchical_spec), _EVAL_KEYS + ("low_level",),

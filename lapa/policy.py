@@ -18,7 +18,7 @@ import torch
 
 from .core import DataError, atomic_write, get_logger
 from .config import PolicyKind
-from .low_level import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
+from .low_level.model import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
                              model_transforms, unflatten_dict)
 

@@ -21,7 +21,6 @@ from typing import Callable, Iterable, Iterator
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch.nn.functional as F
 from omegaconf import OmegaConf
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
@@ -39,9 +38,9 @@ __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SH
            'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint',
            'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys',
-           'peak_flops', 'Timer', 'StepLoop', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in',
-           'resolve_callable', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main', 'main',
-           'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
+           'peak_flops', 'Timer', 'StepLoop', 'resolve_callable', 'train_foundation', 'export_weights',
+           'foundation_train', 'rank_main', 'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
+           'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -559,85 +558,6 @@ class StepLoop:
         self._reset_meters()
         return m
 
-# %% ../nbs/31_trainer.ipynb #288dff14
-class StandInBlock(nn.Module):
-    "A pre-norm transformer block (`scaled_dot_product_attention`, GELU MLP)."
-
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0):
-        super().__init__()
-        self.heads = heads
-        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, int(dim * mlp_ratio)), nn.GELU(), nn.Linear(int(dim * mlp_ratio), dim))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, D = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(B, T, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
-        x = x + self.proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, D))
-        return x + self.mlp(self.norm2(x))
-
-
-class StandInVLA(nn.Module):
-    "A small ViT that predicts latent tokens (or an action) from the current frame: the trainer's test and benchmark model."
-
-    def __init__(self, image_size: int = 16, patch_size: int = 4, dim: int = 32, depth: int = 2, heads: int = 2,
-                 num_tokens: int = 4, codebook_size: int = 8, action_dim: int = 0):
-        super().__init__()
-        self.image_size, self.num_tokens, self.codebook_size, self.action_dim = image_size, num_tokens, codebook_size, action_dim
-        self.num_patches = (image_size // patch_size) ** 2
-        self.patch = nn.Conv2d(3, dim, patch_size, patch_size)
-        self.pos = nn.Parameter(torch.empty(1, self.num_patches + num_tokens, dim))
-        self.queries = nn.Parameter(torch.empty(1, num_tokens, dim))
-        self.layers = nn.ModuleList(StandInBlock(dim, heads) for _ in range(depth))
-        self.norm = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, action_dim or codebook_size)
-        self.reset_parameters()
-
-    def reset_parameters(self) -> None:
-        "Initialise the parameters this module holds itself (its children have their own)."
-        nn.init.normal_(self.pos, std=0.02); nn.init.normal_(self.queries, std=0.02)
-
-    def blocks(self) -> list[nn.Module]: return list(self.layers)
-
-    @property
-    def tokens_per_sample(self) -> int: return self.num_patches + self.num_tokens
-
-    @property
-    def flops_per_sample(self) -> float:
-        "Training FLOPs per sample: 6 per weight and token, plus attention scores and values (forward + backward)."
-        T, n = self.tokens_per_sample, sum(p.numel() for p in self.layers.parameters()) + self.head.weight.numel()
-        dim = self.norm.normalized_shape[0]
-        return 6 * n * T + 12 * len(self.layers) * T * T * dim
-
-    def forward(self, batch: dict) -> dict:
-        x = batch["frames"][:, 0].float() / 255.0
-        if x.shape[-1] != self.image_size: x = F.interpolate(x, size=(self.image_size, self.image_size), mode="bilinear", antialias=False)
-        x = self.patch(x).flatten(2).transpose(1, 2)
-        x = torch.cat([x, self.queries.expand(x.shape[0], -1, -1)], 1) + self.pos
-        for blk in self.layers: x = blk(x)
-        out = self.head(self.norm(x[:, -self.num_tokens:]))
-        if self.action_dim:
-            target = batch["action"][:, 0].to(out.dtype)
-            return {"loss": F.mse_loss(out.mean(1).float(), target.float())}
-        logits = out.float()
-        target = batch["latent"]
-        return {"loss": F.cross_entropy(logits.reshape(-1, self.codebook_size), target.reshape(-1)),
-                "accuracy": (logits.argmax(-1) == target).float().mean().detach()}
-
-
-def build_stand_in(cfg, stats: dict | None = None) -> StandInVLA:
-    "The stand-in for `cfg`: latent tokens as `cfg.laq` says, or (`foundation.predict=actions`) the action dim of `stats`."
-    if str(getattr(cfg.foundation.predict, "value", cfg.foundation.predict)) == "actions":
-        if not stats or "action" not in stats: raise DataError("foundation.predict=actions needs the dataset's action statistics (stats.json)")
-        return StandInVLA(action_dim=len(stats["action"]["mean"]))
-    return StandInVLA(num_tokens=int(cfg.laq.num_tokens), codebook_size=int(cfg.laq.codebook_size))
-
-
-def save_stand_in(model: nn.Module, folder: str | os.PathLike) -> Path:
-    "Write a model's weights as `folder/model.safetensors`."
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
-    return save_safetensors(model.state_dict(), folder / CKPT_MODEL)
-
 # %% ../nbs/31_trainer.ipynb #1738f6ce
 def resolve_callable(spec: str) -> Callable:
     "The function that `module:name` names (imported when called, so optional stages cost nothing until used)."
@@ -816,6 +736,8 @@ def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] 
         print(f"{prog}: error: {e}", file=sys.stderr); return 2
     except (DataError, LapaError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
+    finally:   # a process group left to the interpreter's exit can abort the rank ("terminate called ...")
+        if dist.is_available() and dist.is_initialized(): dist.destroy_process_group()
 
 
 def main(argv: list[str] | None = None) -> int:
