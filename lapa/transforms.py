@@ -18,8 +18,7 @@ from .core import DataError
 __all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'MIN_STD', 'FieldError', 'CompositeTransform', 'compose', 'Group',
            'flatten_dict', 'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats',
            'norm_stats_from_json', 'normalize', 'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize',
-           'model_transforms', 'make_bool_mask', 'DeltaActions', 'AbsoluteActions', 'resize_with_pad', 'ResizeImages',
-           'pad_to_dim', 'PadStatesAndActions', 'SliceActions']
+           'model_transforms', 'resize_with_pad', 'ResizeImages']
 
 # %% ../nbs/50_transforms.ipynb #425a7749
 class FieldError(DataError, ValueError):
@@ -236,41 +235,6 @@ def model_transforms(norm_stats: Mapping[str, NormStats], mode: str) -> Group:
     return Group([Normalize({k: v for k, v in norm_stats.items() if k in ("state", "actions")}, mode)],
                  [Unnormalize(norm_stats, mode, keys=("actions",))])
 
-# %% ../nbs/50_transforms.ipynb #dd0f3e7d
-def make_bool_mask(*dims: int) -> tuple[bool, ...]:
-    "`make_bool_mask(3, -2)` -> `(True, True, True, False, False)`: positive counts are true, negative false."
-    out: list[bool] = []
-    for d in dims: out += [d > 0] * abs(d)
-    return tuple(out)
-
-
-def _apply_state(data: dict, mask: Sequence[bool] | None, sign: float) -> dict:
-    if mask is None or "actions" not in data: return data
-    if "state" not in data: raise FieldError("delta/absolute actions need 'state' in the sample", "state")
-    m = np.asarray(mask, bool)
-    actions, state = np.array(data["actions"], np.float32), np.asarray(data["state"], np.float32)
-    d = len(m)
-    if actions.shape[-1] < d or state.shape[-1] < d:
-        raise FieldError(f"mask has {d} dims, 'actions' has {actions.shape[-1]} and 'state' {state.shape[-1]}", "actions")
-    actions[..., :d] += sign * np.expand_dims(np.where(m, state[..., :d], 0.0), -2)
-    return {**data, "actions": actions}
-
-
-@dataclass(frozen=True)
-class DeltaActions:
-    "Actions relative to the state on the masked dims (`actions` is (..., horizon, A), `state` (..., S))."
-    mask: Sequence[bool] | None
-
-    def __call__(self, data: dict) -> dict: return _apply_state(data, self.mask, -1.0)
-
-
-@dataclass(frozen=True)
-class AbsoluteActions:
-    "The inverse of `DeltaActions`."
-    mask: Sequence[bool] | None
-
-    def __call__(self, data: dict) -> dict: return _apply_state(data, self.mask, +1.0)
-
 # %% ../nbs/50_transforms.ipynb #748f0054
 def resize_with_pad(images: np.ndarray, height: int, width: int, pad_value: float | None = None) -> np.ndarray:
     "Resize `(..., H, W, C)` images to fit `height x width` keeping the aspect ratio, then pad to exactly that size."
@@ -305,37 +269,4 @@ class ResizeImages:
             v = data[k]
             out[k] = ({n: resize_with_pad(im, self.height, self.width) for n, im in v.items()} if isinstance(v, Mapping)
                       else resize_with_pad(v, self.height, self.width))
-        return out
-
-# %% ../nbs/50_transforms.ipynb #aeb5dfe9
-def pad_to_dim(x: np.ndarray, dim: int, key: str = "array") -> np.ndarray:
-    "Zero-pad the last axis of `x` to `dim`; a wider `x` is an error naming `key`."
-    x = np.asarray(x)
-    if x.shape[-1] > dim: raise FieldError(f"{key!r} has {x.shape[-1]} dims, more than the model's {dim}", key)
-    if x.shape[-1] == dim: return x
-    return np.concatenate([x, np.zeros((*x.shape[:-1], dim - x.shape[-1]), x.dtype)], -1)
-
-
-@dataclass(frozen=True)
-class PadStatesAndActions:
-    "Zero-pad `state` and (when present) `actions` to the model's dims."
-    model_action_dim: int
-    model_state_dim: int | None = None
-
-    def __call__(self, data: dict) -> dict:
-        out = dict(data)
-        if "state" in data: out["state"] = pad_to_dim(data["state"], self.model_state_dim or self.model_action_dim, "state")
-        if "actions" in data: out["actions"] = pad_to_dim(data["actions"], self.model_action_dim, "actions")
-        return out
-
-
-@dataclass(frozen=True)
-class SliceActions:
-    "Keep the robot's first `action_dim` action dims (and `state_dim` state dims), undoing `PadStatesAndActions`."
-    action_dim: int
-    state_dim: int | None = None
-
-    def __call__(self, data: dict) -> dict:
-        out = {**data, "actions": np.asarray(data["actions"])[..., :self.action_dim]}
-        if self.state_dim is not None and "state" in data: out["state"] = np.asarray(data["state"])[..., :self.state_dim]
         return out
