@@ -12,75 +12,22 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .core import ConfigError, LapaError, atomic_write, get_logger, write_json
-from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, PolicyRecorder, chunk_shape, policy_metadata_of
-from .serving import Policy, RequestError, WebsocketPolicyClient, policy_metadata
-from .sim import INSTRUCTIONS, MetaWorldEnv, ScriptedExpert, centre_crop_resize, episode_id, resolve_tasks
+from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
+from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
 _log = get_logger("lapa.eval")
 
 # %% auto #0
-__all__ = ['STATE_DIM', 'ACTION_DIM', 'ExpertPolicy', 'ChunkedExpert', 'RandomPolicy', 'RequestSpec', 'policy_observation',
-           'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise', 'write_video', 'results_markdown',
-           'plot_results', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval', 'cli_eval', 'bench_eval',
-           'cli_bench_eval']
-
-# %% ../nbs/60_eval.ipynb #6562626a
-STATE_DIM, ACTION_DIM = 39, 4   # Meta-World v3 (goal visible in the state)
-
-
-class ExpertPolicy:
-    "Meta-World's scripted experts behind the policy protocol: the prompt names the task, the state drives the expert."
-
-    def __init__(self):
-        self._task_of = {instr: task for task, instr in INSTRUCTIONS.items()}
-        self._experts: dict[str, ScriptedExpert] = {}
-        self.metadata = policy_metadata({"observation/state": ((STATE_DIM,), "float32"), "prompt": (None, "str")},
-                                        (1, ACTION_DIM), policy="scripted-expert")
-
-    def infer(self, obs: dict) -> dict:
-        t0 = time.perf_counter()
-        prompt = str(obs["prompt"])
-        if prompt not in self._task_of: raise RequestError(f"no Meta-World task has the instruction {prompt!r}")
-        task = self._task_of[prompt]
-        expert = self._experts.get(task) or self._experts.setdefault(task, ScriptedExpert(task))
-        action = expert(np.asarray(obs["observation/state"], np.float32))[None]
-        return {"actions": action, "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
-
-
-class ChunkedExpert(ExpertPolicy):
-    """The expert's action for the current state held for a whole chunk, asking for the image as a VLA does and spending
-    `cost_ms` of CPU per request: a deterministic stand-in for a learned chunk policy (benchmarks, tests)."""
-
-    def __init__(self, horizon: int = 8, cost_ms: float = 0.0, image_size: int = 64):
-        super().__init__()
-        self.horizon, self.cost_ms = int(horizon), float(cost_ms)
-        self.metadata = policy_metadata({IMAGE_KEY: ((image_size, image_size, 3), "uint8"), STATE_KEY: ((STATE_DIM,), "float32"),
-                                         PROMPT_KEY: (None, "str")}, (self.horizon, ACTION_DIM), policy="chunked-expert")
-
-    def infer(self, obs: dict) -> dict:
-        t0 = time.perf_counter()
-        if obs.get(IMAGE_KEY) is None: raise RequestError(f"{IMAGE_KEY!r} is missing")
-        reply = super().infer(obs)
-        while time.perf_counter() - t0 < self.cost_ms / 1000: pass   # busy, as inference on a CPU is
-        return {"actions": np.repeat(reply["actions"], self.horizon, 0), "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
-
-
-class RandomPolicy:
-    "Uniform random actions in [-1, 1], `horizon` at a time."
-
-    def __init__(self, horizon: int = 1, action_dim: int = ACTION_DIM, seed: int = 0):
-        self.rng, self.horizon, self.action_dim = np.random.default_rng(seed), horizon, action_dim
-        self.metadata = policy_metadata({"prompt": (None, "str")}, (horizon, action_dim), policy="random")
-
-    def infer(self, obs: dict) -> dict:
-        return {"actions": self.rng.uniform(-1, 1, (self.horizon, self.action_dim)).astype(np.float32), "policy_timing": {"infer_ms": 0.0}}
+__all__ = ['RequestSpec', 'policy_observation', 'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise',
+           'write_video', 'results_markdown', 'plot_results', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval',
+           'cli_eval', 'bench_eval', 'cli_bench_eval']
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
 @dataclass(frozen=True)
@@ -347,7 +294,7 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
                    policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy", "state_view")},
                    seconds=round(seconds, 2), episodes_per_minute=round(60 * len(rows) / max(seconds, 1e-9), 1))
     if e.expert:
-        erows, _ = rollouts(PolicySpec("lapa.eval:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
+        erows, _ = rollouts(PolicySpec("lapa.policy:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
         results.update(expert=summarise(erows), expert_episodes=erows)
     for ep, frames in clips.items():
         write_video(frames, out / "videos" / f"{ep}.{e.video_format}", fps=float(e.video_fps))
@@ -409,7 +356,7 @@ def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], m
 def cli_bench_eval(cfg, args: list[str] | None = None) -> int:
     "`lapa bench eval`: closed-loop episodes per minute, rendering every step beside rendering on request, in 1..N processes."
     b = cfg.bench.eval
-    policy = PolicySpec("lapa.eval:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
+    policy = PolicySpec("lapa.policy:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
     start = int(cfg.data.sim.eval_seed_start)
     rows = bench_eval(policy, resolve_tasks(list(b.tasks)), range(start, start + int(b.episodes_per_task)), int(b.max_steps),
                       list(b.workers), image_size=int(cfg.data.sim.image_size))

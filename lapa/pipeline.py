@@ -103,7 +103,7 @@ def _hierarchical_spec(cfg: DictConfig):
 
 def _expert_spec(cfg: DictConfig):
     from lapa.eval import PolicySpec
-    return PolicySpec("lapa.eval:ExpertPolicy")
+    return PolicySpec("lapa.policy:ExpertPolicy")
 
 
 def eval_stage_fn(name: str, make_spec: Callable[[DictConfig], Any]) -> Callable[[DictConfig], dict]:

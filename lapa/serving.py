@@ -13,7 +13,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Mapping, Sequence
 
 import msgpack
 import numpy as np
@@ -22,40 +22,22 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
 from .core import LapaError, get_logger
+from .policy import DummyPolicy, Policy, RequestError
 
 _log = get_logger("lapa.serving")
 
 # %% auto #0
-__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_MESSAGE_BYTES', 'Policy', 'ProtocolError', 'RequestError', 'PolicyServerError',
-           'policy_metadata', 'packb', 'unpackb', 'check_observation', 'DummyPolicy', 'dummy_observation', 'free_port',
-           'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg', 'cli_serve',
-           'observation_from_metadata', 'bench_serve', 'serve_table', 'cli_bench_serve']
+__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_MESSAGE_BYTES', 'ProtocolError', 'PolicyServerError', 'packb', 'unpackb',
+           'check_observation', 'free_port', 'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy',
+           'server_from_cfg', 'cli_serve', 'observation_from_metadata', 'bench_serve', 'serve_table', 'cli_bench_serve']
 
 # %% ../nbs/52_serving.ipynb #fe1943de
-class Policy(Protocol):
-    "What lapa serves and evaluates: `infer(obs) -> {'actions': (horizon, A) float32, ...}` and a `metadata` dict."
-    metadata: dict
-
-    def infer(self, obs: dict) -> dict: ...
-
-
 class ProtocolError(LapaError, ValueError):
     "A message does not follow the wire protocol (bad msgpack, a refused dtype, an array whose bytes do not fit)."
 
 
-class RequestError(LapaError, ValueError):
-    "A request that the policy's metadata says it cannot take (a missing key, a wrong shape or dtype)."
-
-
 class PolicyServerError(LapaError, RuntimeError):
     "The server answered a request with an error (its text is the message)."
-
-
-def policy_metadata(obs_spec: Mapping[str, tuple[Sequence[int | None] | None, str]], action_shape: Sequence[int],
-                    **extra: Any) -> dict:
-    "Metadata in lapa's convention: `obs_spec` maps each key to `(shape, dtype)` (shape None for a str)."
-    obs = {k: ({"dtype": dt} if shape is None else {"shape": list(shape), "dtype": dt}) for k, (shape, dt) in obs_spec.items()}
-    return {"observation": obs, "actions": {"shape": [int(n) for n in action_shape], "dtype": "float32"}, **extra}
 
 # %% ../nbs/52_serving.ipynb #53dba8ba
 ALLOWED_KINDS = "biufUS"  # numpy dtype kinds that travel: bool, signed/unsigned int, float, str, bytes
@@ -124,29 +106,6 @@ def check_observation(obs: Any, spec: Mapping[str, Mapping] | None) -> None:
             raise RequestError(f"{key!r} must have shape {tuple(shape)}, got {v.shape}")
 
 # %% ../nbs/52_serving.ipynb #b52455eb
-class DummyPolicy:
-    "A numpy policy with openpi-style keys: actions = tile(state[:A], horizon), after `cost_ms` of sleep."
-
-    def __init__(self, image_size: int = 64, state_dim: int = 39, horizon: int = 4, action_dim: int = 4, cost_ms: float = 0.0):
-        self.horizon, self.action_dim, self.cost_ms = horizon, action_dim, cost_ms
-        self.metadata = policy_metadata({"observation/image": ((image_size, image_size, 3), "uint8"),
-                                         "observation/state": ((state_dim,), "float32"), "prompt": (None, "str")},
-                                        (horizon, action_dim), policy="dummy")
-
-    def infer(self, obs: dict) -> dict:
-        t0 = time.perf_counter()
-        if self.cost_ms: time.sleep(self.cost_ms / 1000)
-        a = np.resize(np.asarray(obs["observation/state"], np.float32)[: self.action_dim], self.action_dim)
-        return {"actions": np.tile(a, (self.horizon, 1)), "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
-
-
-def dummy_observation(image_size: int = 64, state_dim: int = 39, seed: int = 0, prompt: str = "reach the red goal position") -> dict:
-    "A random observation of the shapes `DummyPolicy(image_size, state_dim)` expects."
-    rng = np.random.default_rng(seed)
-    return {"observation/image": rng.integers(0, 256, (image_size, image_size, 3), dtype=np.uint8),
-            "observation/state": rng.normal(size=state_dim).astype(np.float32), "prompt": prompt}
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     "A TCP port that is free on `host` right now (for a server started in another process)."
     with socket.socket() as s:
