@@ -5,12 +5,12 @@
 # %% ../nbs/02_cli.ipynb #abfc141f
 from __future__ import annotations
 
-import importlib
 import logging
 import sys
 from dataclasses import dataclass
 
 from .core import ConfigError, DataError, LapaError, launch_rank, log_to_file
+from .stages import STAGES, resolve_target
 
 # %% auto #0
 __all__ = ['VERBS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main']
@@ -25,21 +25,18 @@ class Verb:
     overrides: bool = False  # the verb loads its own config: it gets `(None, words + overrides)` (verbs that start jobs)
 
 
+def _stage_verbs(*names: str) -> dict[tuple[str, ...], Verb]:
+    "The verbs of the stages `names`, from the stage table (`lapa.stages.STAGES`)."
+    return {STAGES[n].verb: Verb(STAGES[n].target, STAGES[n].help, STAGES[n].folder) for n in names}
+
+
 VERBS: dict[tuple[str, ...], Verb] = {
     ("config", "show"): Verb("lapa.cli:config_show", "print the resolved config (or one section: `lapa config show data.shard`)"),
-    ("data", "build"): Verb("lapa.data:data_build", "generate episodes, then write the shards (gen + shard)", "data"),
+    **_stage_verbs("data"),
     ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts or a video folder)", "data"),
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
     ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or `path=DIR`) and report problems", "data"),
-    ("data", "subset"): Verb("lapa.labelled:data_subset", "write the labelled subset: data.labelled.episodes_per_task episodes per task, drawn by seed", "data"),
-    ("laq", "train"): Verb("lapa.laq:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq"),
-    ("laq", "label"): Verb("lapa.labels:laq_label", "write labelled copies of the run's datasets (KEY.latent.npy; resumable)", "labels"),
-    ("laq", "report"): Verb("lapa.laq_report:laq_report", "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq"),
-    ("foundation", "init"): Verb("lapa.finetune:foundation_init", "write the VLM every arm starts from (run_dir/vlm/model)", "vlm"),
-    ("foundation", "train"): Verb("lapa.trainer:foundation_train", "pretrain the foundation VLA on latents, or on action chunks (foundation.predict=actions); Fabric: single, ddp or fsdp", "foundation"),
-    ("foundation", "finetune"): Verb("lapa.finetune:cli_finetune", "fine-tune the whole VLA with an action head on the labelled subset, from finetune.init (scratch, lapa, action_vla)", "finetune"),
-    ("low-level", "train"): Verb("lapa.low_level.train:low_level_train", "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level"),
-    ("eval",): Verb("lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference", "eval"),
+    **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
     ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
@@ -94,8 +91,7 @@ def run(argv: list[str]) -> int:
         cfg = None if verb.overrides else load_cfg(overrides)
         if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
         logging.getLogger("lapa").info("lapa %s", " ".join(argv))
-        mod, name = verb.target.split(":")
-        fn = getattr(importlib.import_module(mod), name)
+        fn = resolve_target(verb.target)
         rc = fn(None, args + overrides) if verb.overrides else fn(cfg, args)
         return rc if isinstance(rc, int) else 0   # verbs return an exit code or their result
     except ConfigError as e:

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -20,17 +19,18 @@ from omegaconf import DictConfig
 
 from .config import load_cfg
 from .core import ConfigError, LapaError, atomic_write, get_logger, log_to_file
+from .stages import STAGES, SlurmSpec
 
 log = get_logger("lapa.jobs")
 
 # %% auto #0
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'SLURM_STAGES', 'repo_root', 'find_notebook', 'parse_nb_args', 'notebook_parameters',
-           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'SlurmStage', 'slurm_stage', 'slurm_job_cfg',
+           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'slurm_stage', 'slurm_job_cfg',
            'render_template', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit',
            'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
-STAGE_NOTEBOOKS = ("13_data", "14_labelled", "20_laq", "21_laq_label", "22_laq_report", "31_trainer", "32_finetune", "41_low_level_train", "60_eval")
+STAGE_NOTEBOOKS = tuple(s.notebook for s in STAGES.values() if s.notebook)   # the chapters that run a stage as a job
 
 
 def repo_root() -> Path:
@@ -156,20 +156,7 @@ def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
     return 0
 
 # %% ../nbs/70_jobs.ipynb #5bc2f197
-@dataclass(frozen=True)
-class SlurmStage:
-    "A Slurm stage: its template in `slurm/`, default profile in `conf/slurm/`, and the keys of its launch shape (devices, nodes)."
-    template: str
-    profile: str
-    launch: tuple[str, str] | None = None
-
-
-SLURM_STAGES: dict[str, SlurmStage] = {
-    "laq": SlurmStage("laq.sbatch", "laq_full", ("laq.train.devices", "laq.train.num_nodes")),
-    "foundation": SlurmStage("foundation.sbatch", "foundation_h100", ("training.devices", "training.num_nodes")),
-    "finetune": SlurmStage("finetune.sbatch", "foundation_h100", ("training.devices", "training.num_nodes")),
-    "low-level": SlurmStage("low_level.sbatch", "low_level"),
-}
+SLURM_STAGES: dict[str, SlurmSpec] = {s.slurm_name: s.slurm for s in STAGES.values() if s.slurm}   # from the stage table
 
 
 def slurm_stage(name: str) -> str:

@@ -25,6 +25,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, read_json, write_json
+from .stages import STAGES, resolve_target
 
 log = get_logger("lapa.pipeline")
 
@@ -114,12 +115,10 @@ def eval_stage_fn(name: str, make_spec: Callable[[DictConfig], Any]) -> Callable
     return run
 
 # %% ../nbs/80_pipeline.ipynb #17e31f07
-def _verb(target: str) -> Callable[[DictConfig], Any]:
-    "The stage function `module:name` (a CLI verb's target), imported when the stage runs and called with its config."
-    def run(cfg):
-        import importlib
-        mod, name = target.split(":")
-        return getattr(importlib.import_module(mod), name)(cfg)
+def _verb(stage: str) -> Callable[[DictConfig], Any]:
+    "The function of `stage` in the stage table (its CLI verb's target), imported when the stage runs and called with its config."
+    target = STAGES[stage].target
+    def run(cfg): return resolve_target(target)(cfg)
     return run
 
 
@@ -148,13 +147,13 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
     run = {"seed": seed, "data.labelled.episodes_per_task": n}
     ev = {"eval.episodes_per_task": test_episodes} if test_episodes else {}
     subset = f"subset_{tag}"
-    out = [Stage(subset, _verb("lapa.labelled:data_subset"), ("seed", "data.labelled"), ("data", "labels"),
+    out = [Stage(subset, _verb("subset"), ("seed", "data.labelled"), ("data", "labels"),
                  lambda c: labelled_dir(c), ("dataset.json",), sets=lambda c: dict(run), group="subset",
                  help="the labelled subset: a few episodes per task, drawn by the seed, with their own statistics")]
     for arm in cfg.benchmark.arms:
         ft = f"finetune_{arm}_{tag}"
         arm_sets = {**run, "finetune.init": arm, "policy.kind": "vla"}
-        out.append(Stage(ft, _verb("lapa.finetune:finetune"), _FINETUNE_KEYS, (subset, INIT_STAGES[arm]),
+        out.append(Stage(ft, _verb("finetune"), _FINETUNE_KEYS, (subset, INIT_STAGES[arm]),
                          lambda c: finetune_dir(c), ("model/foundation.json", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
                          group=f"finetune_{arm}", help=f"fine-tuning from {ARM_NAMES[arm]}'s initialisation on the labelled subset"))
         out.append(Stage(f"eval_{arm}_{tag}", eval_stage_fn(ARM_NAMES[arm], _vla_spec), _EVAL_KEYS, (ft,), lambda c: Path(c.eval.out_dir),
@@ -163,7 +162,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
     if hierarchical:
         for name, latents, inputs in (("low_level", True, (subset, "foundation")), ("low_level_scratch", False, (subset,))):
             ll_sets = {**run, "low_level.use_latents": latents, "training.out_dir": str(_rd(cfg) / "foundation")}
-            out.append(Stage(f"{name}_{tag}", _verb("lapa.low_level.train:low_level_train"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
+            out.append(Stage(f"{name}_{tag}", _verb("low_level"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
                              ("model.json", "summary.json"), sets=lambda c, s=ll_sets: dict(s), group=name,
                              help="the hierarchical path: foundation latents -> low-level policy" if latents else "the low-level policy without latents"))
             out.append(Stage(f"eval_{name}_{tag}", eval_stage_fn(ARM_NAMES[name], _hierarchical_spec), _EVAL_KEYS + ("low_level",),
@@ -186,22 +185,22 @@ def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     from lapa.finetune import vlm_dir
     b = cfg.benchmark
     stages = [
-        Stage("data", _verb("lapa.data:data_build"), _DATA_KEYS, (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),
+        Stage("data", _verb("data"), _DATA_KEYS, (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),
               help="expert episodes -> shards (the video view without actions, the actions view)"),
-        Stage("laq", _verb("lapa.laq:laq_train"), _LAQ_KEYS, ("data",), lambda c: _rd(c) / "laq", ("summary.json",), help="LAQ on the video view"),
-        Stage("labels", _verb("lapa.labels:laq_label"), ("laq.label",), ("data", "laq"), lambda c: Path(c.laq.label.out_dir),
+        Stage("laq", _verb("laq"), _LAQ_KEYS, ("data",), lambda c: _rd(c) / "laq", ("summary.json",), help="LAQ on the video view"),
+        Stage("labels", _verb("labels"), ("laq.label",), ("data", "laq"), lambda c: Path(c.laq.label.out_dir),
               ("video/dataset.json", "actions/dataset.json"), help="latent labels of both views"),
-        Stage("laq_report", _verb("lapa.laq_report:laq_report"), ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
+        Stage("laq_report", _verb("laq_report"), ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
               ("report.md",), help="LAQ diagnostics"),
-        Stage("vlm", _verb("lapa.finetune:foundation_init"), _VLM_KEYS, (), vlm_dir, ("model/foundation.json",),
+        Stage("vlm", _verb("vlm"), _VLM_KEYS, (), vlm_dir, ("model/foundation.json",),
               help="the VLM every arm starts from (random with foundation.model.init_seed, or a local VLM)"),
-        Stage("foundation", _verb("lapa.trainer:foundation_train"), _PRETRAIN_KEYS, ("labels", "vlm"), lambda c: Path(c.training.out_dir),
+        Stage("foundation", _verb("foundation"), _PRETRAIN_KEYS, ("labels", "vlm"), lambda c: Path(c.training.out_dir),
               ("model", "summary.json"), sets=lambda c: {"foundation.predict": "latents", "foundation.dataset": None,
                                                          "foundation.init": str(vlm_dir(c) / "model"), "training.out_dir": str(_rd(c) / "foundation")},
               help="LAPA's pretraining: the VLM predicts the latents of every episode's video"),
     ]
     if "action_vla" in b.arms:
-        stages.append(Stage("action_vla", _verb("lapa.trainer:foundation_train"), _PRETRAIN_KEYS, ("data", "vlm"), lambda c: Path(c.training.out_dir),
+        stages.append(Stage("action_vla", _verb("foundation"), _PRETRAIN_KEYS, ("data", "vlm"), lambda c: Path(c.training.out_dir),
                             ("model", "summary.json"), sets=lambda c: {"foundation.predict": "actions", "foundation.dataset": None,
                                                                        "foundation.init": str(vlm_dir(c) / "model"), "training.out_dir": str(_rd(c) / "action_vla")},
                             help="ActionVLA's pretraining: the VLM predicts the action chunks of every episode"))
