@@ -170,7 +170,7 @@ class LoaderConfig:
 
 # %% ../nbs/01_config.ipynb #69187d72
 class LAQSize(str, Enum):
-    "Size presets of the LAQ network (`lapa.laq.LAQ_PRESETS`)."
+    "Size presets of the LAQ network (`lapa.laq.model.LAQ_PRESETS`)."
     tiny = "tiny"    # CPU tests: 32 px, dim 64
     small = "small"  # CPU demo: 64 px, dim 96
     paper = "paper"  # the LAPA paper: 256 px, patch 32, dim 1024, depth 8 (~300M parameters)
