@@ -9,7 +9,7 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, DataError, LapaError, launch_rank, log_to_file
+from .core import ConfigError, exit_code_of, launch_rank, log_to_file
 from .stages import STAGES, resolve_target
 
 # %% auto #0
@@ -84,20 +84,18 @@ def run(argv: list[str]) -> int:
     "Run the CLI on `argv` (without the program name); return the exit code."
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage()); return 0
-    try:
-        path, args, overrides = parse_argv(argv)
-        verb = VERBS[path]
-        from lapa.config import load_cfg, stage_dir
-        cfg = None if verb.overrides else load_cfg(overrides)
-        if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
-        logging.getLogger("lapa").info("lapa %s", " ".join(argv))
-        fn = resolve_target(verb.target)
-        rc = fn(None, args + overrides) if verb.overrides else fn(cfg, args)
-        return rc if isinstance(rc, int) else 0   # verbs return an exit code or their result
-    except ConfigError as e:
-        print(f"lapa: error: {e}", file=sys.stderr); return 2
-    except (DataError, LapaError) as e:
-        print(f"lapa: error: {e}", file=sys.stderr); return 1
+    return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
+
+
+def _run_verb(argv: list[str]):
+    path, args, overrides = parse_argv(argv)
+    verb = VERBS[path]
+    from lapa.config import load_cfg, stage_dir
+    cfg = None if verb.overrides else load_cfg(overrides)
+    if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
+    logging.getLogger("lapa").info("lapa %s", " ".join(argv))
+    fn = resolve_target(verb.target)
+    return fn(None, args + overrides) if verb.overrides else fn(cfg, args)
 
 
 def main() -> None:

@@ -11,17 +11,18 @@ import json
 import logging
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'atomic_write', 'write_json', 'write_jsonl', 'read_json',
-           'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger',
-           'launch_rank', 'log_to_file']
+__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'exit_code_of', 'atomic_write', 'write_json', 'write_jsonl',
+           'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode',
+           'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -39,6 +40,17 @@ class DataError(LapaError):
         self.path, self.key = (str(path) if path is not None else None), key
         where = ", ".join(x for x in [f"file {self.path}" if self.path else "", f"sample {key}" if key else ""] if x)
         super().__init__(f"{msg} ({where})" if where else msg)
+
+# %% ../nbs/00_core.ipynb #d5318f1a
+def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
+    "Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) / 1 (data)."
+    try:
+        rc = fn()
+        return rc if isinstance(rc, int) else 0
+    except ConfigError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr); return 2
+    except LapaError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr); return 1
 
 # %% ../nbs/00_core.ipynb #067cdc6a
 @contextlib.contextmanager

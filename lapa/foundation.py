@@ -17,7 +17,7 @@ from torch import nn
 
 from .config import FoundationPredict, stage_dir
 from .core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
-from .train import cfg_get
+from .train import cfg_get, replace_folder
 from .transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
 
 # %% auto #0
@@ -673,11 +673,7 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
                     tokenizer="byt5" if byte_level else "tokenizer", params=model.num_params(),
                     weights=WEIGHTS, weights_sha256=file_sha256(tmp / WEIGHTS), **(extra or {}))
         write_json(tmp / SPEC_JSON, info)
-        old = folder.with_name(f".{folder.name}.old")
-        if old.exists(): shutil.rmtree(old)
-        if folder.exists(): folder.rename(old)
-        tmp.rename(folder)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(tmp, folder, folder.with_name(f".{folder.name}.old"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shutil
 import uuid
 from enum import Enum
 from pathlib import Path
@@ -20,7 +21,7 @@ from .core import DataError, atomic_write, file_sha256, read_json, write_json
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
            'resolve_accelerator', 'parse_devices', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers',
-           'save_safetensors', 'write_model_folder', 'read_model_folder', 'load_weights']
+           'save_safetensors', 'replace_folder', 'write_model_folder', 'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -135,6 +136,16 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike) 
         os.replace(tmp, path)
     finally: tmp.unlink(missing_ok=True)
     return path
+
+
+def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
+    """Put the finished folder `tmp` in place of `folder`: the previous `folder` moves to `old` first and is deleted once
+    `tmp` is in place, so a crash in between leaves a complete folder at `folder` or at `old` (readers fall back to it)."""
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists(): folder.rename(old)
+    tmp.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    return folder
 
 
 def write_model_folder(out_dir: str | os.PathLike, state_dict: dict[str, torch.Tensor], info: dict) -> Path:

@@ -26,8 +26,8 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from .config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg
-from .core import ConfigError, DataError, get_logger, launch_rank, log_to_file, read_json, write_json
-from .train import lightning_precision, save_safetensors, wandb_env, warmup_cosine
+from .core import ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, write_json
+from .train import lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .foundation import foundation_datasets
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 
@@ -319,11 +319,7 @@ def load_optimizer_state(module: nn.Module, optimizer: torch.optim.Optimizer, st
 # %% ../nbs/31_trainer.ipynb #f2cb1a2a
 def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
     "Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); keep the newest `keep_last_k`."
-    old = folder.with_name(folder.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if folder.exists(): folder.rename(old)
-    tmp.rename(folder)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_folder(tmp, folder, folder.with_name(folder.name + ".old"))
     if keep_last_k:
         for p in list_checkpoints(folder.parent)[:-keep_last_k]: shutil.rmtree(p)
     return folder
@@ -724,18 +720,15 @@ def foundation_train(cfg, args: list[str] | None = None) -> int:
 def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] | None = None) -> int:
     """The per-rank entry point of a training stage under torchrun or srun: the config from `argv`, rank 0's log file in
     `stage_folder(cfg)`, `run(cfg)`; exit code 2 for a config error, 1 for a data error."""
-    from lapa.core import LapaError
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     argv = sys.argv[1:] if argv is None else argv
-    try:
+
+    def go() -> int:
         cfg = load_cfg(argv)
         if launch_rank() == 0: log_to_file(stage_folder(cfg) / "out.log")
         run(cfg)
         return 0
-    except ConfigError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr); return 2
-    except (DataError, LapaError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr); return 1
+    try: return exit_code_of(prog, go)
     finally:   # a process group left to the interpreter's exit can abort the rank ("terminate called ...")
         if dist.is_available() and dist.is_initialized(): dist.destroy_process_group()
 

@@ -19,7 +19,7 @@ from .model import laq_dir, load_laq
 from ..train import MODEL_JSON, WEIGHTS
 from ..shards import decode_jpeg, iter_tar_samples, write_shard
 
-log = get_logger("lapa.labels")
+log = get_logger("lapa.laq.label")
 
 # %% auto #0
 __all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'ShardPairs', 'encode_pairs', 'label_dataset', 'laq_label']

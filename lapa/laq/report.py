@@ -17,7 +17,7 @@ from ..core import DataError, atomic_write, get_logger, read_json, write_json
 from .label import encode_pairs
 from .model import LAQModel, laq_dir, load_laq
 
-log = get_logger("lapa.laq_report")
+log = get_logger("lapa.laq.report")
 
 # %% auto #0
 __all__ = ['log', 'show_images', 'recon_grid', 'code_features', 'linear_probe', 'PairSet', 'collect_pairs', 'continuous_latents',
