@@ -9,8 +9,8 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, exit_code_of, launch_rank, log_to_file
-from .stages import STAGES, resolve_target
+from .core import ConfigError, exit_code_of, launch_rank, log_to_file, resolve_callable
+from .stages import STAGES
 
 # %% auto #0
 __all__ = ['VERBS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main']
@@ -94,7 +94,7 @@ def _run_verb(argv: list[str]):
     cfg = None if verb.overrides else load_cfg(overrides)
     if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
     logging.getLogger("lapa").info("lapa %s", " ".join(argv))
-    fn = resolve_target(verb.target)
+    fn = resolve_callable(verb.target)
     return fn(None, args + overrides) if verb.overrides else fn(cfg, args)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -20,9 +21,9 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'exit_code_of', 'atomic_write', 'write_json', 'write_jsonl',
-           'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode',
-           'get_logger', 'launch_rank', 'log_to_file']
+__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'exit_code_of', 'atomic_write',
+           'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes',
+           'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -42,6 +43,13 @@ class DataError(LapaError):
         super().__init__(f"{msg} ({where})" if where else msg)
 
 # %% ../nbs/00_core.ipynb #d5318f1a
+def resolve_callable(spec: str, what: str = "") -> Callable:
+    "The function that `module:name` names, imported now; a `ConfigError` (prefixed by `what`) when it cannot be imported."
+    mod, _, name = spec.partition(":")
+    try: return getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as e: raise ConfigError(f"{what}cannot import {spec!r}: {e}") from e
+
+
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
     "Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) / 1 (data)."
     try:

@@ -5,7 +5,6 @@
 # %% ../nbs/60_eval.ipynb #34e1f78c
 from __future__ import annotations
 
-import importlib
 import io
 import multiprocessing as mp
 import os
@@ -18,7 +17,7 @@ import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-from .core import ConfigError, LapaError, atomic_write, get_logger, write_json
+from .core import ConfigError, LapaError, atomic_write, get_logger, resolve_callable, write_json
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
@@ -116,10 +115,7 @@ class PolicySpec:
     kwargs: dict = field(default_factory=dict)
 
     def build(self) -> Policy:
-        mod, _, name = self.target.partition(":")
-        try: fn = getattr(importlib.import_module(mod), name)
-        except (ImportError, AttributeError) as e: raise ConfigError(f"policy spec: cannot import {self.target!r}: {e}") from e
-        return fn(**self.kwargs)
+        return resolve_callable(self.target, "policy spec: ")(**self.kwargs)
 
 
 _WORKER: dict = {}

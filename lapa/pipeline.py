@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, read_json, write_json
-from .stages import STAGES, resolve_target
+from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, read_json, resolve_callable, write_json
+from .stages import STAGES
 
 log = get_logger("lapa.pipeline")
 
@@ -118,7 +118,7 @@ def eval_stage_fn(name: str, make_spec: Callable[[DictConfig], Any]) -> Callable
 def _verb(stage: str) -> Callable[[DictConfig], Any]:
     "The function of `stage` in the stage table (its CLI verb's target), imported when the stage runs and called with its config."
     target = STAGES[stage].target
-    def run(cfg): return resolve_target(target)(cfg)
+    def run(cfg): return resolve_callable(target)(cfg)
     return run
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # %% auto #0
-__all__ = ['STAGES', 'SlurmSpec', 'StageSpec', 'resolve_target']
+__all__ = ['STAGES', 'SlurmSpec', 'StageSpec']
 
 # %% ../nbs/04_stages.ipynb #56bac000
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class StageSpec:
     def slurm_name(self) -> str: return self.name.replace("_", "-")
 
 
-_FOUNDATION_SLURM = SlurmSpec("foundation.sbatch", "foundation_h100", ("training.devices", "training.num_nodes"))
+_FOUNDATION_LAUNCH = ("foundation_h100", ("training.devices", "training.num_nodes"))   # pretraining and fine-tuning: one loop
 
 STAGES: dict[str, StageSpec] = {s.name: s for s in (
     StageSpec("data", ("data", "build"), "lapa.data:data_build", "generate episodes, then write the shards (gen + shard)", "data", "13_data"),
@@ -49,20 +49,13 @@ STAGES: dict[str, StageSpec] = {s.name: s for s in (
     StageSpec("vlm", ("foundation", "init"), "lapa.finetune:foundation_init", "write the VLM every arm starts from (run_dir/vlm/model)", "vlm"),
     StageSpec("foundation", ("foundation", "train"), "lapa.trainer:foundation_train",
               "pretrain the foundation VLA on latents, or on action chunks (foundation.predict=actions); Fabric: single, ddp or fsdp",
-              "foundation", "31_trainer", _FOUNDATION_SLURM),
+              "foundation", "31_trainer", SlurmSpec("foundation.sbatch", *_FOUNDATION_LAUNCH)),
     StageSpec("finetune", ("foundation", "finetune"), "lapa.finetune:cli_finetune",
               "fine-tune the whole VLA with an action head on the labelled subset, from finetune.init (scratch, lapa, action_vla)",
-              "finetune", "32_finetune", _FOUNDATION_SLURM),
+              "finetune", "32_finetune", SlurmSpec("finetune.sbatch", *_FOUNDATION_LAUNCH)),
     StageSpec("low_level", ("low-level", "train"), "lapa.low_level.train:low_level_train",
               "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level",
               "41_low_level_train", SlurmSpec("low_level.sbatch", "low_level")),
     StageSpec("eval", ("eval",), "lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference",
               "eval", "60_eval"),
 )}
-
-
-def resolve_target(target: str):
-    "The function a `module:function` string names (imported now)."
-    import importlib
-    mod, name = target.split(":")
-    return getattr(importlib.import_module(mod), name)

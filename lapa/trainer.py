@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import logging
 import os
 import shutil
@@ -26,7 +25,8 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from .config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg
-from .core import ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, write_json
+from .core import (ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
+                       write_json)
 from .train import lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .foundation import foundation_datasets
 from .loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
@@ -38,9 +38,8 @@ __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SH
            'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint',
            'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys',
-           'peak_flops', 'Timer', 'StepLoop', 'resolve_callable', 'train_foundation', 'export_weights',
-           'foundation_train', 'rank_main', 'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
-           'cli_bench_train']
+           'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main',
+           'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
 
 # %% ../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.trainer")
@@ -555,13 +554,6 @@ class StepLoop:
         return m
 
 # %% ../nbs/31_trainer.ipynb #1738f6ce
-def resolve_callable(spec: str) -> Callable:
-    "The function that `module:name` names (imported when called, so optional stages cost nothing until used)."
-    mod, _, name = spec.partition(":")
-    try: return getattr(importlib.import_module(mod), name)
-    except (ImportError, AttributeError) as e: raise ConfigError(f"cannot import {spec!r}: {e}") from e
-
-
 def _dataset_stats(paths: list[Path]) -> dict | None:
     f = dataset_folder(paths[0]) / "stats.json"
     return read_json(f) if f.exists() else None
