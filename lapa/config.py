@@ -486,10 +486,11 @@ class FinetuneConfig:
     weight_decay: float = 0.01
     ema_decay: float = 0.0
     num_checkpoints: int = 2
+    aux_latent_weight: float = 0.0    # > 0: the query positions also predict LAQ's codes of the labelled subset (every arm alike)
 
     def _problems(self):
         p = _positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")
-        for n in ("warmup_steps", "weight_decay"):
+        for n in ("warmup_steps", "weight_decay", "aux_latent_weight"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
         if not 0 <= self.min_lr_ratio <= 1: p.append(("min_lr_ratio", f"must be in [0, 1], got {self.min_lr_ratio}"))
