@@ -44,7 +44,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/STAGE.sbatch, submit it with sbatch and print the job id", "", True),
     ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.laq.train:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
-    ("bench", "train"): Verb("lapa.trainer:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
+    ("bench", "train"): Verb("lapa.foundation.train:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
     ("bench", "low-level"): Verb("lapa.low_level.model:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
     ("bench", "eval"): Verb("lapa.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
     ("bench", "serve"): Verb("lapa.serving:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),

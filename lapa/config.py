@@ -361,7 +361,7 @@ class Normalization(str, Enum):
     quantile = "quantile"  # q01..q99 mapped to [-1, 1]
 
 
-FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.FOUNDATION_PRESETS`
+FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.model.FOUNDATION_PRESETS`
 
 
 @dataclass
@@ -584,8 +584,8 @@ class TrainingConfig:
     num_workers: Optional[int] = None # loader workers per rank (null: loader.num_workers)
     wandb: WandbMode = WandbMode.offline
     wandb_project: str = "lapa"
-    model_builder: str = "lapa.foundation:build_foundation"  # `module:function(cfg, stats) -> model`
-    model_saver: str = "lapa.foundation:save_foundation"     # `module:function(model, folder)`, the final export
+    model_builder: str = "lapa.foundation.model:build_foundation"  # `module:function(cfg, stats) -> model`
+    model_saver: str = "lapa.foundation.model:save_foundation"     # `module:function(model, folder)`, the final export
     out_dir: str = "${run_dir}/foundation"  # the stage folder: checkpoints, final `model/`, summary (the pipeline's ActionVLA: `action_vla`)
 
     def _problems(self):

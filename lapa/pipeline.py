@@ -91,7 +91,7 @@ ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "l
 
 def _vla_spec(cfg: DictConfig):
     from lapa.eval import PolicySpec
-    from lapa.finetune import finetune_dir
+    from lapa.foundation.finetune import finetune_dir
     return PolicySpec("lapa.policy:VLAPolicy", dict(model=str(finetune_dir(cfg) / "model"), device=str(cfg.policy.device),
                                                      name=str(cfg.finetune.init)))
 
@@ -140,7 +140,7 @@ def _eval_out(cfg, arm: str, tag: str) -> dict:
 
 def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, test_episodes: int | None) -> list[Stage]:
     "The subset, the arms' fine-tuning and evaluation (and the hierarchical pair) of one label count and training seed."
-    from lapa.finetune import INIT_STAGES, finetune_dir
+    from lapa.foundation.finetune import INIT_STAGES, finetune_dir
     from lapa.labelled import labelled_dir
     from lapa.low_level.model import low_level_dir
     tag, dir_tag = f"n{n}_s{seed}", f"n{n}-s{seed}"
@@ -182,7 +182,7 @@ def benchmark_runs(cfg: DictConfig) -> list[tuple[int, int, bool]]:
 
 def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     "Every stage of `cfg`'s run, in the order they run."
-    from lapa.finetune import vlm_dir
+    from lapa.foundation.finetune import vlm_dir
     b = cfg.benchmark
     stages = [
         Stage("data", _verb("data"), _DATA_KEYS, (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),

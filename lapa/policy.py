@@ -159,7 +159,7 @@ class LAPAPolicy(BatchedPolicy):
         if a.use_latents:
             if foundation_ckpt is None: raise DataError("this low-level policy needs latents: give a foundation checkpoint")
             if _is_path(foundation_ckpt):
-                from lapa.foundation import load_foundation
+                from lapa.foundation.model import load_foundation
                 foundation_ckpt = load_foundation(foundation_ckpt)
             if hasattr(foundation_ckpt, "to"): foundation_ckpt = foundation_ckpt.to(self.device)
             if hasattr(foundation_ckpt, "eval"): foundation_ckpt.eval()
@@ -204,10 +204,7 @@ class LAPAPolicy(BatchedPolicy):
             _sync(dev)
         t2 = time.perf_counter()
         noise = self.noise if noise is None else torch.as_tensor(np.asarray(noise, np.float32))
-        if a.head == "flow":
-            chunks = self.low_level.sample(self.low_level.context(latents, model_obs), noise, steps=self.flow_steps)
-        else:
-            chunks = self.low_level(latents, model_obs)
+        chunks = self.low_level.head.predict(self.low_level.context(latents, model_obs), noise, steps=self.flow_steps)
         chunks = chunks.float().cpu().numpy()
         t3 = time.perf_counter()
         outs = [self._outputs({"actions": c, "state": x.get("state")}) for c, x in zip(chunks, xs)]
@@ -229,7 +226,7 @@ class VLAPolicy(BatchedPolicy):
     "A fine-tuned VLA behind openpi-style transforms: image + instruction + state view -> action chunk in robot units."
 
     def __init__(self, model: Any, device: str | torch.device = "auto", default_prompt: str | None = None, name: str = "vla"):
-        from lapa.foundation import FoundationVLA, load_foundation
+        from lapa.foundation.model import FoundationVLA, load_foundation
         self.device = pick_device(device)
         model = load_foundation(model) if _is_path(model) else model
         if not isinstance(model, FoundationVLA) or model.action is None:
@@ -275,7 +272,7 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
     "The run's policy that `policy.kind` names: the fine-tuned VLA of `finetune.*` (or `policy.checkpoint`), or the hierarchical one."
     device = kw.pop("device", cfg.policy.device)
     if PolicyKind(cfg.policy.kind) == PolicyKind.vla:
-        from lapa.finetune import finetune_dir
+        from lapa.foundation.finetune import finetune_dir
         folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"
         if not (folder / "foundation.json").is_file():
             raise DataError("no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)

@@ -24,13 +24,13 @@ from ..transforms import FieldError, NormStats, compose, model_transforms
 log = get_logger("lapa.low_level")
 
 # %% auto #0
-__all__ = ['log', 'HEADS', 'LOSSES', 'FORMAT', 'LowLevelArch', 'low_level_arch', 'mlp', 'posemb_sincos', 'image_to_unit',
-           'ImageEncoder', 'LatentEncoder', 'LowLevelPolicyModel', 'save_low_level', 'load_low_level', 'low_level_dir',
-           'load_run_foundation', 'state_view_of', 'predict_chunks', 'evaluate_low_level', 'bench_low_level',
-           'cli_bench_low_level']
+__all__ = ['log', 'LOSSES', 'LOW_LEVEL_HEADS', 'FORMAT', 'LowLevelArch', 'low_level_arch', 'mlp', 'posemb_sincos',
+           'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'RegressionHead', 'FlowHead', 'LowLevelPolicyModel',
+           'save_low_level', 'load_low_level', 'low_level_dir', 'load_run_foundation', 'state_view_of',
+           'predict_chunks', 'evaluate_low_level', 'bench_low_level', 'cli_bench_low_level']
 
 # %% ../../nbs/40_low_level.ipynb #647d5210
-HEADS, LOSSES = ("regression", "flow"), ("l1", "mse")
+LOSSES = ("l1", "mse")
 
 
 @dataclass
@@ -56,7 +56,7 @@ class LowLevelArch:
 
     def check(self) -> "LowLevelArch":
         "Raise `ConfigError` naming the first field out of range."
-        if self.head not in HEADS: raise ConfigError(f"head must be one of {HEADS}, got {self.head!r}")
+        if self.head not in LOW_LEVEL_HEADS: raise ConfigError(f"head must be one of {tuple(LOW_LEVEL_HEADS)}, got {self.head!r}")
         if self.loss not in LOSSES: raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
         for n in ("image_size", "action_dim", "action_horizon", "num_tokens", "codebook_size", "flow_steps", "dim", "latent_dim"):
             if getattr(self, n) < 1: raise ConfigError(f"{n} must be >= 1, got {getattr(self, n)}")
@@ -154,6 +154,58 @@ class LatentEncoder(nn.Module):
             raise FieldError(f"latent indices must be in [0, {self.codebook_size}), got [{int(indices.min())}, {int(indices.max())}]", "latent")
         return self.proj(self.embed(indices.long() + self.offsets).flatten(1))
 
+# %% ../../nbs/40_low_level.ipynb #b7c1e0a3
+class RegressionHead(nn.Sequential):
+    "An MLP from the context to the whole chunk in one pass, trained with L1 or MSE."
+    stochastic = False
+
+    def __init__(self, arch: LowLevelArch):
+        super().__init__(*mlp(arch.dim, arch.dim, arch.action_horizon * arch.action_dim, arch.depth))
+        self.chunk_shape, self.kind = (arch.action_horizon, arch.action_dim), arch.loss
+
+    def predict(self, ctx: torch.Tensor, noise: torch.Tensor | None = None, steps: int | None = None,
+                generator: torch.Generator | None = None) -> torch.Tensor:
+        "The normalised chunk (B, horizon, A) of the context (B, dim); the noise arguments are ignored."
+        return self(ctx).view(-1, *self.chunk_shape)
+
+    def loss(self, ctx: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        pred = self.predict(ctx)
+        return F.l1_loss(pred, actions) if self.kind == "l1" else F.mse_loss(pred, actions)
+
+
+class FlowHead(nn.Sequential):
+    """Flow matching as π0: an MLP over the noisy chunk, the sin-cos embedded flow time and the context predicts the
+    velocity `noise - actions`; `predict` integrates it from noise (t=1) to a chunk (t=0) in Euler steps."""
+    stochastic = True
+
+    def __init__(self, arch: LowLevelArch):
+        out = arch.action_horizon * arch.action_dim
+        super().__init__(*mlp(out + 2 * arch.dim, arch.dim, out, max(arch.depth, 1)))
+        self.chunk_shape, self.dim, self.steps = (arch.action_horizon, arch.action_dim), arch.dim, arch.flow_steps
+
+    def velocity(self, x: torch.Tensor, t: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+        return self(torch.cat([x.flatten(1), posemb_sincos(t, self.dim), ctx], -1)).view(-1, *self.chunk_shape)
+
+    def predict(self, ctx: torch.Tensor, noise: torch.Tensor | None = None, steps: int | None = None,
+                generator: torch.Generator | None = None) -> torch.Tensor:
+        "Integrate from `noise` ((horizon, A) or (B, horizon, A); None: a fresh draw) in `steps` (None: `flow_steps`) Euler steps."
+        steps = steps or self.steps
+        x = (torch.randn(len(ctx), *self.chunk_shape, device=ctx.device, generator=generator) if noise is None
+             else noise.to(ctx.device, ctx.dtype).expand(len(ctx), *self.chunk_shape))
+        dt = -1.0 / steps
+        for i in range(steps):
+            x = x + dt * self.velocity(x, torch.full((len(ctx),), 1.0 + i * dt, device=ctx.device), ctx)
+        return x
+
+    def loss(self, ctx: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        noise = torch.randn_like(actions)
+        t = torch.distributions.Beta(1.5, 1.0).sample((len(actions),)).to(actions.device) * 0.999 + 0.001
+        x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * actions
+        return F.mse_loss(self.velocity(x_t, t, ctx), noise - actions)
+
+
+LOW_LEVEL_HEADS = {"regression": RegressionHead, "flow": FlowHead}
+
 # %% ../../nbs/40_low_level.ipynb #32afb061
 class LowLevelPolicyModel(nn.Module):
     "Latent tokens + observation (image, state) -> a normalised action chunk (B, horizon, A)."
@@ -166,9 +218,7 @@ class LowLevelPolicyModel(nn.Module):
         if a.use_state: self.state_enc = mlp(a.state_dim, a.dim, a.dim, 1); parts += 1
         if a.use_latents: self.latent_enc = LatentEncoder(a.num_tokens, a.codebook_size, a.latent_dim, a.dim); parts += 1
         self.fuse = nn.Sequential(nn.SiLU(), nn.Linear(parts * a.dim, a.dim), nn.LayerNorm(a.dim))
-        out = a.action_horizon * a.action_dim
-        if a.head == "regression": self.head = mlp(a.dim, a.dim, out, a.depth)
-        else: self.velocity = mlp(out + 2 * a.dim, a.dim, out, max(a.depth, 1))
+        self.head = LOW_LEVEL_HEADS[a.head](a)
         self.norm_stats: dict[str, NormStats] | None = None   # set by training and by `load_low_level`
         self.normalization = "zscore"
         self.state_view: dict | None = None   # {'view', 'indices'}: the positions of the full state it reads
@@ -195,42 +245,17 @@ class LowLevelPolicyModel(nn.Module):
             parts.append(self.latent_enc(latent_indices))
         return self.fuse(torch.cat(parts, -1))
 
-    def _velocity(self, x: torch.Tensor, t: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
-        time = posemb_sincos(t, self.arch.dim)
-        return self.velocity(torch.cat([x.flatten(1), time, ctx], -1)).view(-1, *self.chunk_shape)
-
-    def sample(self, ctx: torch.Tensor, noise: torch.Tensor | None = None, steps: int | None = None,
-               generator: torch.Generator | None = None) -> torch.Tensor:
-        "Integrate the flow from `noise` (t=1) to an action chunk (t=0) in `steps` Euler steps."
-        steps = steps or self.arch.flow_steps
-        x = (torch.randn(len(ctx), *self.chunk_shape, device=ctx.device, generator=generator) if noise is None
-             else noise.to(ctx.device, ctx.dtype).expand(len(ctx), *self.chunk_shape))
-        dt = -1.0 / steps
-        for i in range(steps):
-            t = torch.full((len(ctx),), 1.0 + i * dt, device=ctx.device)
-            x = x + dt * self._velocity(x, t, ctx)
-        return x
-
     def forward(self, latent_indices: torch.Tensor | None, observation: Mapping[str, torch.Tensor],
                 noise: torch.Tensor | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
-        "The normalised action chunk (B, horizon, A); `noise` (horizon, A) or (B, horizon, A) fixes the flow head's start."
-        ctx = self.context(latent_indices, observation)
-        if self.arch.head == "regression": return self.head(ctx).view(-1, *self.chunk_shape)
-        return self.sample(ctx, noise, generator=generator)
+        "The normalised action chunk (B, horizon, A); `noise` (horizon, A) or (B, horizon, A) fixes a stochastic head's start."
+        return self.head.predict(self.context(latent_indices, observation), noise, generator=generator)
 
     def loss(self, latent_indices: torch.Tensor | None, observation: Mapping[str, torch.Tensor],
              actions: torch.Tensor) -> torch.Tensor:
-        "The training loss on normalised target chunks `actions` (B, horizon, A)."
+        "The training loss of the head on normalised target chunks `actions` (B, horizon, A)."
         if tuple(actions.shape[1:]) != self.chunk_shape:
             raise FieldError(f"actions must be (B, {self.chunk_shape[0]}, {self.chunk_shape[1]}), got {tuple(actions.shape)}", "actions")
-        ctx = self.context(latent_indices, observation)
-        if self.arch.head == "regression":
-            pred = self.head(ctx).view_as(actions)
-            return F.l1_loss(pred, actions) if self.arch.loss == "l1" else F.mse_loss(pred, actions)
-        noise = torch.randn_like(actions)
-        t = torch.distributions.Beta(1.5, 1.0).sample((len(actions),)).to(actions.device) * 0.999 + 0.001
-        x_t = t[:, None, None] * noise + (1 - t[:, None, None]) * actions
-        return F.mse_loss(self._velocity(x_t, t, ctx), noise - actions)
+        return self.head.loss(self.context(latent_indices, observation), actions)
 
     def num_params(self) -> int: return sum(p.numel() for p in self.parameters())
 
@@ -252,6 +277,7 @@ def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") 
     if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", folder / MODEL_JSON)
     try: model = LowLevelPolicyModel(LowLevelArch.from_dict(info["arch"]))
     except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad arch: {e}", folder / MODEL_JSON) from e
+    state = {("head." + k[len("velocity."):] if k.startswith("velocity.") else k): v for k, v in state.items()}   # flow heads saved before the heads were modules
     load_weights(model, state, folder / WEIGHTS)
     model.norm_stats = {k: NormStats.from_dict(v) for k, v in info["norm_stats"].items()}
     model.normalization, model.info, model.state_view = info.get("normalization", "zscore"), info, info.get("state_view")
@@ -266,7 +292,7 @@ def low_level_dir(cfg) -> Path:
 
 def load_run_foundation(cfg):
     "The final weights of the run's `lapa foundation train` (`training.out_dir/model`), in eval mode on the CPU."
-    from lapa.foundation import load_foundation
+    from lapa.foundation.model import load_foundation
     folder = Path(cfg.training.out_dir) / "model"
     if not folder.is_dir(): raise DataError("no foundation model here: run `lapa foundation train` first", folder)
     return load_foundation(folder).eval()
@@ -288,7 +314,7 @@ def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], b
     dev = next(model.parameters()).device
     model_io = model_transforms(model.norm_stats, model.normalization)
     norm, unnorm = compose(model_io.inputs), compose(model_io.outputs)
-    if model.arch.head == "flow" and noise is None: noise = torch.zeros(model.chunk_shape)
+    if model.head.stochastic and noise is None: noise = torch.zeros(model.chunk_shape)
     out = []
     for i in range(0, len(data["actions"]), batch_size):
         sl = slice(i, i + batch_size)
