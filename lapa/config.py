@@ -778,7 +778,7 @@ class SlurmConfig:
 @dataclass
 class PipelineConfig:
     "`lapa pipeline`: which stages run (in their fixed order) and which re-run even when up to date."
-    stages: Optional[list[str]] = None   # null: every stage (`lapa.pipeline.STAGE_NAMES`)
+    stages: Optional[list[str]] = None   # null: every stage (their names: `lapa.pipeline.pipeline_stages`)
     force: list[str] = field(default_factory=list)  # stages re-run although their output matches (`all`: every one)
     report: bool = True                  # write `report.md` at the end
     notebook: bool = True                # then execute the report chapter (81_report) into run_dir/notebooks, the run's record

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import csv
 import hashlib
-import io
 import json
 import logging
-import os
 import shutil
 import time
 import uuid
@@ -20,21 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .core import ConfigError, DataError, LOG_FORMAT, atomic_write, get_logger, read_json, resolve_callable, write_json
+from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
+from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES
 
 log = get_logger("lapa.pipeline")
 
 # %% auto #0
-__all__ = ['log', 'RECORD', 'STARTED', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'Stage', 'stage_cfg', 'fingerprint', 'read_record',
-           'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline',
-           'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates', 'compare_arms', 'success_figure',
-           'scaling_figure', 'curves_figure', 'stage_times', 'report_markdown', 'write_report', 'report_parts',
-           'show_report', 'run_report_notebook', 'cli_pipeline']
+__all__ = ['log', 'RECORD', 'STARTED', 'Stage', 'stage_cfg', 'fingerprint', 'read_record', 'eval_stage_fn', 'benchmark_runs',
+           'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline', 'stage_times', 'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -85,10 +79,6 @@ def read_record(cfg: DictConfig, stage: Stage) -> dict | None:
     except DataError: return None
 
 # %% ../nbs/80_pipeline.ipynb #e8e70958
-ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
-             "low_level_scratch": "scratch (hierarchical)", "expert": "expert"}
-
-
 def _vla_spec(cfg: DictConfig):
     from lapa.eval import PolicySpec
     from lapa.foundation.finetune import finetune_dir
@@ -301,163 +291,11 @@ def _run_stages(cfg: DictConfig) -> dict:
     summary = dict(stages=rows, seconds=round(time.perf_counter() - t_all, 1), run_dir=str(run_dir))
     if cfg.pipeline.report:
         t0 = time.perf_counter()
-        write_report(cfg)
+        write_report(cfg, stage_times(cfg))
         if cfg.pipeline.notebook: run_report_notebook(run_dir)
         summary["report_seconds"] = round(time.perf_counter() - t0, 1)
     write_json(run_dir / "pipeline.json", summary)
     return summary
-
-# %% ../nbs/80_pipeline.ipynb #264a4e5a
-def read_csv_metrics(stage_dir: Path) -> list[dict]:
-    "The rows of the newest Lightning CSV log under `stage_dir/logs` (empty when there is none)."
-    files = sorted(Path(stage_dir).glob("logs/version_*/metrics.csv"), key=lambda p: p.stat().st_mtime)
-    if not files: return []
-    with open(files[-1], newline="") as f: return list(csv.DictReader(f))
-
-
-def metric_series(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
-    "Steps and values of the rows where `key` is logged."
-    pts = [(float(r["step"]), float(r[key])) for r in rows if r.get(key) not in (None, "")]
-    return (np.array([p[0] for p in pts]), np.array([p[1] for p in pts])) if pts else (np.zeros(0), np.zeros(0))
-
-
-def _read(path: Path) -> dict:
-    return read_json(path) if path.exists() else {}
-
-
-def arm_outcomes(cfg: DictConfig, n: int | None = None, seeds: list[int] | None = None) -> dict[str, dict]:
-    """`{arm: {"matrix": (seeds, episodes) 0/1, "keys": [(task, seed)], "seeds": [...], "results": [...]}}` of the arms
-    evaluated with `n` labelled episodes per task (default: the protocol's) for the training `seeds` (default: all)."""
-    from lapa.stats import outcome_matrix
-    n = int(n or cfg.data.labelled.episodes_per_task)
-    out = {}
-    for arm in list(cfg.benchmark.arms) + ["low_level", "low_level_scratch"]:
-        found = []
-        for s in (seeds if seeds is not None else cfg.benchmark.seeds):
-            r = _read(_rd(cfg) / "eval" / arm / f"n{n}-s{int(s)}" / "results.json")
-            if r: found.append((int(s), r))
-        if not found: continue
-        m, keys = outcome_matrix([r["episodes"] for _, r in found])
-        out[arm] = dict(matrix=m, keys=keys, seeds=[s for s, _ in found], results=[r for _, r in found])
-    return out
-
-# %% ../nbs/80_pipeline.ipynb #c7911b07
-def arm_rates(o: dict) -> dict:
-    "One arm's success with its Wilson interval, overall, per task and per training seed, from `{matrix, keys, seeds}`."
-    from lapa.stats import wilson_interval
-    m, keys = o["matrix"], o["keys"]
-    tasks = {}
-    for t in dict.fromkeys(t for t, _ in keys):
-        cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
-        kt, nt = int(m[:, cols].sum()), int(m[:, cols].size)
-        tasks[t] = dict(successes=kt, episodes=nt, rate=kt / nt, ci=wilson_interval(kt, nt))
-    k, total = int(m.sum()), int(m.size)
-    return dict(successes=k, episodes=total, rate=k / total, ci=wilson_interval(k, total), tasks=tasks,
-                seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
-
-
-def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
-    "The shared bootstrap of arms evaluated on the same training seeds and test episodes (None unless there are two)."
-    from lapa.stats import bootstrap_means
-    if len(outcomes) < 2: return None
-    first = next(iter(outcomes.values()))
-    if any(o["keys"] != first["keys"] or o["seeds"] != first["seeds"] for o in outcomes.values()): return None
-    mats = {a: o["matrix"] for a, o in outcomes.items()}
-    return bootstrap_means(mats, [t for t, _ in first["keys"]], n_boot=n_boot, seed=seed), mats
-
-
-def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
-    "Rates with Wilson intervals per arm (overall and per task), paired differences against scratch, and the gap share."
-    from lapa.stats import gap_share_interval, paired_difference
-    out = dict(rates={arm: arm_rates(o) for arm, o in outcomes.items()}, differences={}, gap_share=None)
-    main = {a: outcomes[a] for a in ("scratch", "lapa", "action_vla") if a in outcomes}
-    if "scratch" in main and (paired := _paired_bootstrap(main, n_boot, seed)):
-        boot, mats = paired
-        for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")):
-            if a in mats and b in mats: out["differences"][f"{a} - {b}"] = paired_difference(boot, mats, a, b)
-        if {"lapa", "scratch", "action_vla"} <= set(mats): out["gap_share"] = gap_share_interval(boot, mats)
-    hier = {a: outcomes[a] for a in ("low_level", "low_level_scratch") if a in outcomes}
-    if paired := _paired_bootstrap(hier, n_boot, seed):
-        boot, mats = paired
-        out["differences"]["low_level - low_level_scratch"] = paired_difference(boot, mats, "low_level", "low_level_scratch")
-    return out
-
-# %% ../nbs/80_pipeline.ipynb #3346df94
-def _save_png(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-    buf = io.BytesIO(); fig.savefig(buf, format="png", dpi=110); plt.close(fig)
-    with atomic_write(path) as f: f.write(buf.getvalue())
-    return path
-
-
-def success_figure(rates: dict[str, dict], title: str = ""):
-    "Success of every arm, overall and per task, with Wilson 95% intervals."
-    import matplotlib.pyplot as plt
-    arms = list(rates)
-    tasks = list(next(iter(rates.values()))["tasks"]) + ["overall"]
-    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(tasks) + 2), 3.6))
-    w = 0.8 / max(1, len(arms))
-    for i, a in enumerate(arms):
-        cells = [rates[a]["tasks"].get(t) for t in tasks[:-1]] + [rates[a]]
-        y = np.array([c["rate"] if c else np.nan for c in cells])
-        err = np.array([[c["rate"] - c["ci"][0], c["ci"][1] - c["rate"]] if c else [0, 0] for c in cells]).T
-        ax.bar(np.arange(len(tasks)) + (i - (len(arms) - 1) / 2) * w, y, w, yerr=err, capsize=2, label=ARM_NAMES.get(a, a))
-    ax.set_xticks(np.arange(len(tasks)), [t.replace("-v3", "") for t in tasks], rotation=30, ha="right")
-    ax.set_ylim(0, 1.05); ax.set_ylabel("success rate"); ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1)); fig.tight_layout()
-    return fig
-
-
-def scaling_figure(points: dict[str, list[tuple[int, dict]]]):
-    "Success against labelled episodes per task for each arm, with Wilson 95% intervals."
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    for arm, pts in points.items():
-        pts = sorted(pts)
-        x, y = [n for n, _ in pts], [r["rate"] for _, r in pts]
-        err = np.array([[r["rate"] - r["ci"][0], r["ci"][1] - r["rate"]] for _, r in pts]).T
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=ARM_NAMES.get(arm, arm))
-    ax.set_xscale("log"); ax.minorticks_off(); ax.set_xlabel("labelled episodes per task"); ax.set_ylabel("success rate"); ax.set_ylim(0, 1.05)
-    ax.set_xticks(sorted({n for pts in points.values() for n, _ in pts}), [str(n) for n in sorted({n for pts in points.values() for n, _ in pts})])
-    ax.legend(fontsize=8); ax.set_title("label scaling", fontsize=9); fig.tight_layout()
-    return fig
-
-
-def curves_figure(cfg: DictConfig):
-    "LAQ reconstruction vs the copy-frame baseline, the two pretraining losses, and the fine-tuning losses of every arm."
-    import matplotlib.pyplot as plt
-    rd = _rd(cfg)
-    fig, axs = plt.subplots(1, 3, figsize=(13, 3.4))
-    laq = read_csv_metrics(rd / "laq")
-    for key, label in (("train/recon_mse", "LAQ reconstruction"), ("train/copy_mse", "copy frame t")):
-        x, y = metric_series(laq, key)
-        if len(x): axs[0].plot(x, y, label=label)
-    axs[0].set_title("LAQ: MSE of frame t+gap"); axs[0].set_yscale("log")
-    for name, label in (("foundation", "LAPA: latent cross-entropy"), ("action_vla", "ActionVLA: action L1 (normalised)")):
-        h = _read(rd / name / "summary.json").get("history", [])
-        if h: axs[1].plot([m["step"] for m in h], [m["loss"] for m in h], label=label)
-    axs[1].set_title("pretraining on every episode")
-    n = int(cfg.data.labelled.episodes_per_task)
-    for arm in cfg.benchmark.arms:
-        for i, s in enumerate(cfg.benchmark.seeds):
-            h = _read(rd / "finetune" / arm / f"n{n}-s{s}" / "summary.json").get("history", [])
-            if h: axs[2].plot([m["step"] for m in h], [m["loss"] for m in h], color=f"C{list(cfg.benchmark.arms).index(arm)}",
-                              alpha=0.8, label=ARM_NAMES[arm] if i == 0 else None)
-    axs[2].set_title(f"fine-tuning, {n} labelled episodes per task"); axs[2].set_yscale("log")
-    for ax in axs: ax.set_xlabel("step"); ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-# %% ../nbs/80_pipeline.ipynb #5ef5cea8
-def _pct(x) -> str: return "n/a" if x is None else f"{100 * x:.0f}%"
-
-
-def _rate(r: dict) -> str: return f"{_pct(r['rate'])} [{_pct(r['ci'][0])}, {_pct(r['ci'][1])}] ({r['successes']}/{r['episodes']})"
-
-
-def _diff(d: dict) -> str:
-    return (f"{100 * d['estimate']:+.1f} points [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
-            + (" (significant)" if d["significant"] else " (not significant: the interval contains 0)"))
 
 
 def stage_times(cfg: DictConfig) -> list[dict]:
@@ -470,216 +308,6 @@ def stage_times(cfg: DictConfig) -> list[dict]:
         if rec: r["seconds"] += rec.get("seconds") or 0.0; r["finished"] += 1
     return list(rows.values())
 
-
-def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list[str]:
-    from lapa.eval import eval_plan
-    plan, b = eval_plan(cfg), cfg.benchmark
-    n_train = {k: len(v.get("episodes", [])) for k, v in (vid.get("splits") or {}).items()}
-    per_arm = len(plan["tasks"]) * len(plan["seeds"]) * len(b.seeds)
-    longest = max((r["steps"] for r in expert.get("episodes", []) if r["success"]), default=None)
-    fails = sum(not r["success"] for r in expert.get("episodes", []))
-    lines = ["## Protocol", "", "| | |", "|---|---|",
-             f"| tasks | {len(plan['tasks'])}: {', '.join(t.replace('-v3', '') for t in plan['tasks'])} |"]
-    if b.task_rule: lines.append(f"| how they were chosen | {b.task_rule} |")
-    lines += [f"| video pool (LAQ, latent pretraining) | {gen.get('kept', '?')} expert episodes ({cfg.data.sim.episodes_per_task} per task, "
-              f"env seeds from {cfg.data.sim.seed_start}); train {n_train.get('train', '?')}, val {n_train.get('val', '?')} |",
-              f"| labelled episodes per task | {cfg.data.labelled.episodes_per_task}, drawn from the training episodes by each training seed |",
-              f"| training seeds | {list(b.seeds)} (subset draw, head initialisation, data order) |",
-              f"| test seeds | {len(plan['seeds'])} per task, {plan['seeds'][0]}..{plan['seeds'][-1]}, the same for every arm and seed |",
-              f"| episodes per arm | {per_arm} ({len(plan['tasks'])} tasks x {len(plan['seeds'])} test seeds x {len(b.seeds)} training seeds) |",
-              f"| step limit | {plan['max_steps']}; the expert's longest successful episode on the test seeds: {longest} steps, "
-              f"{fails} failures |",
-              f"| what a policy sees | the {cfg.data.sim.image_size} px image, the instruction, the state view `{cfg.observation.state}` |", ""]
-    return lines
-
-
-def report_markdown(cfg: DictConfig) -> tuple[str, dict]:
-    "The text of `report.md` and the numbers it shows."
-    from lapa.stats import outcome_matrix
-    rd = Path(cfg.run_dir)
-    b = cfg.benchmark
-    gen, vid = _read(Path(cfg.data.out_dir) / "generation.json"), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
-    expert = _read(rd / "eval" / "expert" / "test" / "results.json")
-    lines = [f"# LAPA pipeline report: `{cfg.name}`", ""]
-    if b.demonstration:
-        lines += ["> **A demonstration, not a test of the claim.** This run shows the whole path at a size that finishes in minutes; "
-                  "with its few seeds and episodes the intervals below are wide. `lapa pipeline experiment=fewshot` runs the "
-                  "benchmark protocol.", ""]
-    lines += [f"Run folder `{rd}`. The arms differ only in the checkpoint their fine-tuning starts from; all are evaluated "
-              "closed loop on the same test seeds.", ""]
-    lines += _protocol_lines(cfg, gen, vid, expert)
-    numbers: dict = {"protocol": {"tasks": list(dict.fromkeys(r["task"] for r in expert.get("episodes", []))), "seeds": list(b.seeds),
-                                  "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}}
-
-    cmp = compare_arms(arm_outcomes(cfg), n_boot=int(b.bootstrap))
-    main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}
-    if expert: cmp["rates"]["expert"] = arm_rates(dict(zip(("matrix", "keys"), outcome_matrix([expert["episodes"]])), seeds=[0]))
-    numbers.update(rates=cmp["rates"], differences=cmp["differences"], gap_share=cmp["gap_share"])
-    lines += ["## Closed-loop success", "", "Success with its Wilson 95% interval (successes / episodes, all training seeds pooled).", "",
-              "| arm | success | per training seed |", "|---|---|---|"]
-    for a, r in cmp["rates"].items():
-        per = ", ".join(_pct(x) for x in r.get("per_seed", [])) if a != "expert" else "-"
-        lines.append(f"| {ARM_NAMES.get(a, a)} | {_rate(r)} | {per} |")
-    if main:
-        tasks = list(next(iter(main.values()))["tasks"])
-        shown = [a for a in cmp["rates"]]
-        lines += ["", "Per task:", "", "| task | " + " | ".join(ARM_NAMES.get(a, a) for a in shown) + " |", "|---|" + "---|" * len(shown)]
-        for t in tasks:
-            cells = [cmp["rates"][a]["tasks"].get(t) for a in shown]
-            lines.append(f"| {t} | " + " | ".join(f"{_pct(c['rate'])} ({c['successes']}/{c['episodes']})" if c else "-" for c in cells) + " |")
-        lines += ["", "![success](report/success.png)", ""]
-    if cmp["differences"]:
-        lines += ["### Paired differences", "", "Paired bootstrap over training seeds and test episodes (within each task), "
-                  f"{int(b.bootstrap)} resamples, 95% intervals.", ""]
-        for k, d in cmp["differences"].items():
-            a, _, c = k.partition(" - ")
-            lines.append(f"- **{ARM_NAMES.get(a, a)} - {ARM_NAMES.get(c, c)}**: {_diff(d)}")
-        g = cmp["gap_share"]
-        if g is not None:
-            lines += ["", "**Gap closed by LAPA**, (LAPA - scratch) / (ActionVLA - scratch): " +
-                      (f"**{g['estimate']:.2f}** [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else f"undefined ({g['reason']})")]
-        lines.append("")
-    scaling = _scaling(cfg)
-    numbers["label_scaling"] = {a: {str(n): r for n, r in pts} for a, pts in scaling.items()}
-    if any(len(p) > 1 for p in scaling.values()):
-        ks = sorted({n for p in scaling.values() for n, _ in p})
-        lines += ["## Label scaling", "", f"Training seeds {list(b.label_scaling_seeds)}; the test seeds of the scaling runs "
-                  "(the first `benchmark.label_scaling_episodes_per_task` of the protocol's).", "",
-                  "| arm | " + " | ".join(f"{k} per task" for k in ks) + " |", "|---|" + "---|" * len(ks)]
-        for a, pts in scaling.items():
-            d = dict(pts)
-            lines.append(f"| {ARM_NAMES.get(a, a)} | " + " | ".join(_rate(d[k]) if k in d else "-" for k in ks) + " |")
-        lines += ["", "![scaling](report/scaling.png)", ""]
-    lines += ["## Stages", "", "| stage | runs | does | wall time |", "|---|---:|---|---:|"]
-    times = stage_times(cfg)
-    numbers["stage_seconds"] = {r["stage"]: r["seconds"] for r in times}
-    for r in times:
-        lines.append(f"| {r['stage']} | {r['finished']}/{r['runs']} | {r['help']} | {r['seconds']:.0f} s |")
-    lines += [f"| **total** | | | **{sum(r['seconds'] for r in times) / 60:.1f} min** |", "",
-              "## Training curves", "", "![curves](report/curves.png)", ""]
-    lines += _laq_lines(cfg)
-    lines += _latency_lines(cfg, numbers)
-    notebooks = {p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith(".")}
-    if cfg.pipeline.notebook: notebooks.add(rd / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb")   # executed right after this
-    lines += ["", "## Executed notebooks", ""]
-    lines += [f"- [{p.relative_to(rd)}]({p.relative_to(rd)})" for p in sorted(notebooks)] or \
-             ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
-    lines.append("")
-    return "\n".join(lines), numbers
-
-
-def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
-    "Success per arm and labelled-episode count on the scaling runs' seeds and test episodes."
-    b = cfg.benchmark
-    counts = sorted({int(cfg.data.labelled.episodes_per_task), *[int(k) for k in b.label_scaling]})
-    first = int(b.label_scaling_episodes_per_task or cfg.eval.episodes_per_task)
-    points: dict[str, list] = {}
-    for n in counts:
-        oc = arm_outcomes(cfg, n, list(b.label_scaling_seeds))
-        for a, o in oc.items():
-            if a not in b.arms: continue
-            cols = [i for i, (_, s) in enumerate(o["keys"]) if s - min(k[1] for k in o["keys"]) < first]   # the same test seeds
-            sub = dict(matrix=o["matrix"][:, cols], keys=[o["keys"][i] for i in cols], seeds=o["seeds"])
-            points.setdefault(a, []).append((n, arm_rates(sub)))
-    return points
-
-
-def _laq_lines(cfg: DictConfig) -> list[str]:
-    rd = Path(cfg.run_dir)
-    laq, rep = _read(rd / "laq" / "summary.json"), _read(Path(cfg.laq.report.out_dir) / "report.json")
-    lines = ["## LAQ diagnostics", ""]
-    ev = laq.get("eval") or {}
-    if ev:
-        lines.append(f"- {laq.get('steps')} steps; on the {laq.get('eval_split')} split: reconstruction MSE {ev.get('recon_mse', float('nan')):.5f} "
-                     f"vs copying frame t {ev.get('copy_mse', float('nan')):.5f} (ratio {ev.get('recon_vs_copy', float('nan')):.2f}), "
-                     f"codes used {ev.get('codes_used')}/{ev.get('codebook_size')}, perplexity {ev.get('perplexity', float('nan')):.2f}")
-    if rep:
-        pr, sh, tr = rep.get("probe", {}), rep.get("shuffle", {}), rep.get("transfer", {})
-        lines.append(f"- linear probe R² of the action from the codes (val): {pr.get('codes', {}).get('mean', float('nan')):.3f} "
-                     f"(random codes {pr.get('random codes', {}).get('mean', float('nan')):.3f})")
-        lines.append(f"- shuffled pairs AUROC {sh.get('auroc', float('nan')):.3f}; latent transfer cycle accuracy "
-                     f"{tr.get('cycle_accuracy', float('nan')):.3f} (chance {tr.get('chance', float('nan')):.3f})")
-        rel = os.path.relpath(Path(cfg.laq.report.out_dir), rd)
-        lines.append(f"- full diagnostics: [{rel}/report.md]({rel}/report.md)")
-    f = _read(rd / "foundation" / "summary.json")
-    if f.get("last"): lines.append(f"- LAPA's pretraining: {f.get('steps')} steps, final latent cross-entropy {f['last'].get('loss', float('nan')):.3f}")
-    return lines + [""]
-
-
-def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
-    "Each arm's request latency and evaluation speed (medians over its training seeds' evaluations)."
-    rd, n = Path(cfg.run_dir), int(cfg.data.labelled.episodes_per_task)
-    lines = ["## Policy latency and evaluation speed", "", "Per request in the closed-loop evaluation on this machine (one torch "
-             "thread per evaluation worker); medians over the arm's evaluations.", "",
-             "| arm | requests | infer p50 | infer p90 | episodes/min | workers |", "|---|---:|---:|---:|---:|---:|"]
-    numbers["latency"] = {}
-    ms = lambda v: "n/a" if v is None else f"{v:.1f} ms"
-    med = lambda xs: float(np.median(xs)) if xs else None
-    for arm in [*cfg.benchmark.arms, "low_level", "low_level_scratch", "expert"]:
-        res = [read_json(f) for f in sorted((rd / "eval" / arm).glob("test/results.json" if arm == "expert" else f"n{n}-s*/results.json"))]
-        if not res: continue
-        lat = [r.get("latency") or {} for r in res]
-        row = dict(requests=sum(x.get("requests") or 0 for x in lat),
-                   infer_ms_p50=med([x["infer_ms_p50"] for x in lat if x.get("infer_ms_p50") is not None]),
-                   infer_ms_p90=med([x["infer_ms_p90"] for x in lat if x.get("infer_ms_p90") is not None]),
-                   episodes_per_minute=med([r["episodes_per_minute"] for r in res if r.get("episodes_per_minute")]),
-                   workers=res[0].get("workers"))
-        numbers["latency"][arm] = row
-        epm = "n/a" if row["episodes_per_minute"] is None else f"{row['episodes_per_minute']:.0f}"
-        lines.append(f"| {ARM_NAMES.get(arm, arm)} | {row['requests']} | {ms(row['infer_ms_p50'])} | {ms(row['infer_ms_p90'])} | {epm} | {row['workers']} |")
-    return lines
-
-
-def write_report(cfg: DictConfig) -> Path:
-    "Write `run_dir/report.md`, its figures under `run_dir/report/` and `report.json` (the numbers)."
-    rd = Path(cfg.run_dir)
-    _save_png(curves_figure(cfg), rd / "report" / "curves.png")
-    text, numbers = report_markdown(cfg)
-    rates = numbers["rates"]
-    if rates: _save_png(success_figure(rates, f"{cfg.name}: success with Wilson 95% intervals"), rd / "report" / "success.png")
-    scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
-    if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
-    write_json(rd / "report" / "report.json", numbers)
-    with atomic_write(rd / "report.md", "w") as f: f.write(text)
-    print(f"[pipeline] report: {rd / 'report.md'}", flush=True)
-    return rd / "report.md"
-
-# %% ../nbs/80_pipeline.ipynb #6242e5e7
-REPORT_NOTEBOOK = "81_report"
-
-
-def report_parts(run_dir: str | os.PathLike) -> list[tuple[str, Any]]:
-    "`report.md` of `run_dir` as `[('markdown', text) | ('image', png path)]`, in order."
-    import re
-    rd = Path(run_dir)
-    if not (rd / "report.md").is_file(): raise DataError("no report.md here: run `lapa pipeline` first", rd)
-    parts, text = [], []
-    for line in (rd / "report.md").read_text().splitlines():
-        m = re.fullmatch(r"!\[[^\]]*\]\(([^)]+)\)", line.strip())
-        if m and (rd / m.group(1)).is_file():
-            if text: parts.append(("markdown", "\n".join(text))); text = []
-            parts.append(("image", rd / m.group(1)))
-        else: text.append(line)
-    if text: parts.append(("markdown", "\n".join(text)))
-    return parts
-
-
-def show_report(run_dir: str | os.PathLike) -> None:
-    "Display the run's report in a notebook: its markdown, with the figures embedded."
-    from IPython.display import Image, Markdown, display
-    for kind, value in report_parts(run_dir):
-        display(Markdown(value) if kind == "markdown" else Image(filename=str(value)))
-
-
-def run_report_notebook(run_dir: str | os.PathLike) -> Path | None:
-    "Execute the report chapter into `run_dir/notebooks/` (None, with a warning, when the notebooks are not installed)."
-    from lapa.jobs import execute_notebook, find_notebook
-    try: nb = find_notebook(REPORT_NOTEBOOK)
-    except ConfigError as e:
-        log.warning("the report notebook is not executed: %s", e); return None
-    out = execute_notebook(nb, Path(run_dir) / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb", {"run_dir": str(Path(run_dir).resolve())})
-    print(f"[pipeline] report notebook: {out}", flush=True)
-    return out
 
 # %% ../nbs/80_pipeline.ipynb #80a984bc
 def cli_pipeline(cfg: DictConfig, args: list[str] | None = None) -> int:
