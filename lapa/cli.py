@@ -42,12 +42,12 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a stage (laq, foundation, low-level): `slurm=PROFILE`, overrides go to srun", "", True),
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/STAGE.sbatch, submit it with sbatch and print the job id", "", True),
-    ("bench", "data"): Verb("lapa.bench:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
-    ("bench", "laq"): Verb("lapa.laq.train:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
-    ("bench", "train"): Verb("lapa.foundation.train:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
-    ("bench", "low-level"): Verb("lapa.low_level.model:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
-    ("bench", "eval"): Verb("lapa.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
-    ("bench", "serve"): Verb("lapa.serving:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
+    ("bench", "data"): Verb("lapa.bench.data:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
+    ("bench", "laq"): Verb("lapa.bench.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
+    ("bench", "train"): Verb("lapa.bench.train:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
+    ("bench", "low-level"): Verb("lapa.bench.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
+    ("bench", "eval"): Verb("lapa.bench.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
+    ("bench", "serve"): Verb("lapa.bench.serve:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

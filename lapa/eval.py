@@ -26,7 +26,7 @@ _log = get_logger("lapa.eval")
 # %% auto #0
 __all__ = ['RequestSpec', 'policy_observation', 'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise',
            'write_video', 'results_markdown', 'plot_results', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval',
-           'cli_eval', 'bench_eval', 'cli_bench_eval']
+           'cli_eval']
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
 @dataclass(frozen=True)
@@ -324,36 +324,3 @@ def cli_eval(cfg, args: list[str]) -> int:
     print(results_markdown(results))
     print(f"outputs: {Path(cfg.eval.out_dir)}")
     return 0
-
-# %% ../nbs/60_eval.ipynb #2df55107
-def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], max_steps: int, workers: Sequence[int] = (1, 2),
-               image_size: int = 64, verbose: bool = True) -> list[dict]:
-    "Episodes per minute rendering every step, rendering on request, and on request in each count of `workers` processes."
-    variants = [("every step, 1 process", 1, "always"), ("on request, 1 process", 1, "request")]
-    variants += [(f"on request, {w} processes", w, "request") for w in workers if w > 1]
-    out, first = [], None
-    for name, w, render in variants:
-        t0 = time.perf_counter()
-        rows, _ = rollouts(policy, tasks, seeds, max_steps, image_size=image_size, workers=w, render=render, progress=False)
-        dt = time.perf_counter() - t0
-        key = [(r["task"], r["seed"], r["success"], r["steps"]) for r in rows]
-        first = first or key
-        out.append(dict(mode=name, workers=w, episodes=len(rows), steps=sum(r["steps"] for r in rows), seconds=round(dt, 2),
-                        episodes_per_minute=round(60 * len(rows) / dt, 1), same_outcomes=key == first,
-                        successes=sum(r["success"] for r in rows)))
-    for r in out: r["vs_first"] = round(r["episodes_per_minute"] / out[0]["episodes_per_minute"], 2)
-    if verbose:
-        print(f"{'mode':<26}{'episodes':>9}{'steps':>8}{'s':>8}{'episodes/min':>14}{'x first':>9}  same outcomes")
-        for r in out: print(f"{r['mode']:<26}{r['episodes']:>9}{r['steps']:>8}{r['seconds']:>8.1f}{r['episodes_per_minute']:>14.1f}"
-                            f"{r['vs_first']:>9.2f}  {r['same_outcomes']}")
-    return out
-
-
-def cli_bench_eval(cfg, args: list[str] | None = None) -> int:
-    "`lapa bench eval`: closed-loop episodes per minute, rendering every step beside rendering on request, in 1..N processes."
-    b = cfg.bench.eval
-    policy = PolicySpec("lapa.policy:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
-    start = int(cfg.data.sim.eval_seed_start)
-    rows = bench_eval(policy, resolve_tasks(list(b.tasks)), range(start, start + int(b.episodes_per_task)), int(b.max_steps),
-                      list(b.workers), image_size=int(cfg.data.sim.image_size))
-    return 0 if all(r["same_outcomes"] for r in rows) else 1

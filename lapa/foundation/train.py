@@ -33,13 +33,12 @@ from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, lo
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'PEAK_FLOPS',
-           'BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer',
-           'make_scheduler', 'EMA', 'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric',
-           'foundation_dir', 'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state',
-           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint',
-           'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys',
-           'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main',
-           'main', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table', 'cli_bench_train']
+           'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'make_scheduler', 'EMA', 'checkpoint_blocks',
+           'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir', 'checkpoints_dir',
+           'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state', 'load_model_state',
+           'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint', 'read_checkpoint',
+           'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer',
+           'StepLoop', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main', 'main']
 
 # %% ../../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.foundation.train")
@@ -732,113 +731,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__" and "__file__" in globals():
     sys.exit(main())
-
-# %% ../../nbs/31_trainer.ipynb #302a690a
-BENCH_PRESETS = {   # a foundation size (`foundation.model.size`) and the batch of each step
-    "tiny": dict(size="tiny", batch_size=32, steps=20, warmup=3),
-    "small": dict(size="small", batch_size=16, steps=10, warmup=2),
-    "1b": dict(size="1b", batch_size=16, steps=20, warmup=5),
-}
-BENCH_INSTRUCTIONS = ("reach the red goal position", "push the puck to the goal", "open the drawer", "press the button from the top")
-
-
-def synthetic_batches(n: int, batch_size: int, image_size: int, num_tokens: int = 4, codebook_size: int = 8,
-                      device: str | torch.device = "cpu", seed: int = 0) -> list[dict]:
-    "`n` random batches shaped as `collate` makes them (frames uint8, instructions, latent tokens), tensors already on `device`."
-    g = torch.Generator().manual_seed(seed)
-    return [{"frames": torch.randint(0, 256, (batch_size, 2, 3, image_size, image_size), dtype=torch.uint8, generator=g).to(device),
-             "latent": torch.randint(0, codebook_size, (batch_size, num_tokens), generator=g).to(device),
-             "instructions": [BENCH_INSTRUCTIONS[(i + j) % len(BENCH_INSTRUCTIONS)] for j in range(batch_size)],
-             "keys": [f"b{i}-{j}" for j in range(batch_size)], "datasets": ["bench"] * batch_size, "size": batch_size}
-            for i in range(n)]
-
-
-def bare_steps(model: nn.Module, optimizer, scheduler, batches: Iterable[dict], grad_clip: float, amp_dtype=None) -> None:
-    "The plain PyTorch training loop the trainer is measured against."
-    device_type = next(model.parameters()).device.type
-    for b in batches:
-        with torch.autocast(device_type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
-            loss = model(b)["loss"]
-        loss.backward()
-        if grad_clip: torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-        optimizer.step(); optimizer.zero_grad(set_to_none=True); scheduler.step()
-
-
-def _cycle(batches: list[dict], n: int) -> Iterator[dict]:
-    return (batches[i % len(batches)] for i in range(n))
-
-# %% ../../nbs/31_trainer.ipynb #ca279924
-def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", **overrides) -> dict:
-    """Samples/s of `StepLoop` beside a bare PyTorch loop on the same foundation VLA and in-memory batches, in one run:
-    the best rate of each over `repeats` back-to-back rounds, and the median ratio of the rounds (`loop_over_bare`).
-    `overrides`: the preset's `batch_size`, `steps`, `warmup`, or `foundation.model` fields (`lm_layers=4`)."""
-    import copy
-    from lapa.foundation.model import build_foundation
-    p = {**BENCH_PRESETS[preset], **overrides}
-    B, steps, warmup = p.pop("batch_size"), p.pop("steps"), p.pop("warmup")
-    cfg = load_cfg(["training.strategy=single", f"training.per_gpu_batch_size={B}", f"training.global_batch_size={B}",
-                    "training.log_every=1000000", f"training.precision={precision}", "training.total_train_samples=1",
-                    "training.warmup_steps=10", "training.wandb=disabled", *[f"foundation.model.{k}={v}" for k, v in p.items()]])
-    tc = cfg.training
-    fabric = make_fabric(tc)
-    torch.manual_seed(0)
-    with fabric.init_module():
-        model = build_foundation(cfg)
-    bare = copy.deepcopy(model)
-    fmodel = fabric.setup_module(model)
-    fopt = fabric.setup_optimizers(make_optimizer(fmodel.module, tc))
-    plan = RunPlan(steps, 1, steps, B, B, 1, 1, 10**9, 10**9)
-    loop = StepLoop(fabric, fmodel, fopt, make_scheduler(fopt, tc, 10**6), tc, plan)
-    bopt = make_optimizer(bare, tc)
-    bsched = make_scheduler(bopt, tc, 10**6)
-    precision_str = lightning_precision(tc.precision, "gpu" if fabric.device.type == "cuda" else "cpu")
-    amp = torch.bfloat16 if precision_str.startswith("bf16") else torch.float16 if precision_str.startswith("16") else None
-    batches = synthetic_batches(4, B, model.image_size, model.num_tokens, model.vocab, fabric.device)
-    sync = (lambda: torch.cuda.synchronize(fabric.device)) if fabric.device.type == "cuda" else (lambda: None)
-
-    def run_bare(n): bare_steps(bare, bopt, bsched, _cycle(batches, n), float(tc.grad_clip), amp)
-    def run_loop(n): loop.run(_cycle(batches, n), loop.global_step + n)
-    def timed(fn, n):
-        sync(); t = time.perf_counter(); fn(n); sync()
-        return time.perf_counter() - t
-
-    run_bare(warmup); run_loop(warmup)
-    best, ratios = {"bare": 0.0, "loop": 0.0}, []
-    for _ in range(repeats):   # back-to-back pairs: a slow spell of a shared machine hits both sides of a pair
-        rate = {name: steps * B / timed(fn, steps) for name, fn in (("bare", run_bare), ("loop", run_loop))}
-        best = {k: max(best[k], rate[k]) for k in best}
-        ratios.append(rate["loop"] / rate["bare"])
-    m = fmodel.module
-    out = {"preset": preset, "device": torch.cuda.get_device_name(fabric.device) if fabric.device.type == "cuda" else "cpu",
-           "precision": precision_str, "parameters": sum(q.numel() for q in m.parameters()), "batch_size": B, "steps": steps,
-           "bare_samples_per_s": best["bare"], "loop_samples_per_s": best["loop"], "loop_over_bare": sorted(ratios)[len(ratios) // 2],
-           "tokens_per_s": best["loop"] * m.tokens_per_sample}
-    peak = peak_flops(fabric.device)
-    if peak:
-        out["mfu"] = best["loop"] * m.flops_per_sample / peak
-        out["bare_mfu"] = best["bare"] * m.flops_per_sample / peak
-        out["memory_gb"] = torch.cuda.max_memory_allocated(fabric.device) / 2**30
-    return out
-
-
-def bench_table(results: list[dict]) -> str:
-    "A plain-text table of `bench_train` results."
-    cols = ["preset", "device", "precision", "parameters", "bare_samples_per_s", "loop_samples_per_s", "loop_over_bare",
-            "tokens_per_s", "mfu"]
-    fmt = lambda v: f"{v:,}" if isinstance(v, int) else f"{v:.3f}" if isinstance(v, float) and v < 10 else f"{v:,.0f}" if isinstance(v, float) else str(v)
-    rows = [[fmt(r.get(c, "-")) for c in cols] for r in results]
-    w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    return "\n".join("  ".join(x.rjust(w[i]) for i, x in enumerate(r)) for r in [cols, *rows])
-
-
-def cli_bench_train(cfg, args: list[str] | None = None) -> int:
-    "`lapa bench train [PRESET ...]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU) when a GPU is there."
-    presets = list(args or []) or (["tiny", "1b"] if torch.cuda.is_available() else ["tiny"])
-    bad = [p for p in presets if p not in BENCH_PRESETS]
-    if bad: raise ConfigError(f"unknown bench presets {bad}; valid: {', '.join(BENCH_PRESETS)}")
-    results = []
-    for p in presets:
-        results.append(bench_train(p))
-        print(bench_table(results[-1:]), flush=True)
-    if len(results) > 1: print("\n" + bench_table(results))   # all presets together
-    return 0
