@@ -168,7 +168,7 @@ class LoaderConfig:
         if self.shuffle_buffer < 0: p.append(("shuffle_buffer", f"must be >= 0, got {self.shuffle_buffer}"))
         return p
 
-# %% ../nbs/01_config.ipynb #69187d72
+# %% ../nbs/01_config.ipynb #cfgs00c
 class LAQSize(str, Enum):
     "Size presets of the LAQ network (`lapa.laq.model.LAQ_PRESETS`)."
     tiny = "tiny"    # CPU tests: 32 px, dim 64
@@ -342,7 +342,7 @@ class LAQConfig:
             p.append(("model.dim", f"{m.dim} is not a multiple of model.heads={m.heads}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #cfgs01c
 class FoundationPredict(str, Enum):
     "What the foundation VLA learns to predict."
     latents = "latents"  # LAQ's latent action tokens (LAPA's pretraining)
@@ -414,7 +414,7 @@ class FoundationConfig:
         if self.aux_latent_weight < 0: p.append(("aux_latent_weight", f"must be >= 0, got {self.aux_latent_weight}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #cfgs02c
 class LowLevelHead(str, Enum):
     "How the low-level policy outputs its action chunk."
     regression = "regression"  # one forward pass, L1 or MSE loss
@@ -465,7 +465,7 @@ class LowLevelConfig:
         if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #cfgs03c
 INITS = ("scratch", "lapa", "action_vla")   # the named initialisations of `finetune.init` (the benchmark's arms)
 
 
@@ -550,7 +550,7 @@ class BenchmarkConfig:
             p.append(("label_scaling_episodes_per_task", f"must be >= 1 or null, got {self.label_scaling_episodes_per_task}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #cfgs04c
 @dataclass
 class TrainingConfig:
     "The foundation training loop (VLA-Foundry names)."
@@ -613,7 +613,7 @@ class TrainingConfig:
             p.append(("global_batch_size", f"{self.global_batch_size} is not a multiple of per_gpu_batch_size={self.per_gpu_batch_size}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #cfgs05c
 @dataclass
 class BenchDataConfig:
     "`lapa bench data`: the loader beside the JPEG-decode limit and a file-per-frame reader."
@@ -690,7 +690,7 @@ class BenchConfig:
     serve: BenchServeConfig = field(default_factory=BenchServeConfig)
     eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
 
-
+# %% ../nbs/01_config.ipynb #cfgs06c
 @dataclass
 class ServeConfig:
     "`lapa serve`: the websocket policy server (openpi's wire protocol)."
@@ -784,7 +784,7 @@ class PipelineConfig:
     notebook: bool = True                # then execute the report chapter (81_report) into run_dir/notebooks, the run's record
     torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
 
-
+# %% ../nbs/01_config.ipynb #cfgs07c
 @dataclass
 class LapaConfig:
     "The whole run."
