@@ -20,8 +20,8 @@ log = get_logger("lapa.report")
 
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
-           'compare_arms', 'success_figure', 'scaling_figure', 'curves_figure', 'report_markdown', 'write_report',
-           'report_parts', 'show_report', 'run_report_notebook']
+           'compare_arms', 'outcomes_record', 'load_outcomes', 'success_figure', 'scaling_figure', 'curves_figure',
+           'report_markdown', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -101,6 +101,23 @@ def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0)
         boot, mats = paired
         out["differences"]["low_level - low_level_scratch"] = paired_difference(boot, mats, "low_level", "low_level_scratch")
     return out
+
+# %% ../nbs/80a_report.ipynb #outc01c
+def outcomes_record(outcomes: dict[str, dict], source: str, labelled_episodes_per_task: int) -> dict:
+    "The JSON-ready form of `arm_outcomes`: per arm its training seeds, `(task, test seed)` keys and 0/1 successes."
+    arms = {a: dict(seeds=[int(s) for s in o["seeds"]], keys=[[str(t), int(s)] for t, s in o["keys"]],
+                    successes=np.asarray(o["matrix"]).astype(int).tolist()) for a, o in outcomes.items()}
+    return dict(source=source, labelled_episodes_per_task=int(labelled_episodes_per_task), arms=arms)
+
+
+def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
+    "The outcomes in a `report/outcomes.json` (or a file of the same form) as `compare_arms` takes them."
+    d = read_json(Path(path))
+    try:
+        return {a: dict(matrix=np.array(v["successes"], dtype=np.int64), keys=[(str(t), int(s)) for t, s in v["keys"]],
+                        seeds=[int(s) for s in v["seeds"]]) for a, v in d["arms"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise DataError(f"not an outcomes file (arms.<arm>.seeds/keys/successes): {e!r}", path) from e
 
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
@@ -339,7 +356,7 @@ def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
 
 
 def write_report(cfg: DictConfig, times: list[dict]) -> Path:
-    "Write `run_dir/report.md`, its figures under `run_dir/report/` and `report.json` (the numbers); `times` as `report_markdown`."
+    "Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json` (every test episode of the protocol); `times` as `report_markdown`."
     rd = Path(cfg.run_dir)
     _save_png(curves_figure(cfg), rd / "report" / "curves.png")
     text, numbers = report_markdown(cfg, times)
@@ -348,6 +365,8 @@ def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
     if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
     write_json(rd / "report" / "report.json", numbers)
+    write_json(rd / "report" / "outcomes.json", outcomes_record(arm_outcomes(cfg), f"lapa pipeline {cfg.name}: {rd}",
+                                                               cfg.data.labelled.episodes_per_task))
     with atomic_write(rd / "report.md", "w") as f: f.write(text)
     print(f"[pipeline] report: {rd / 'report.md'}", flush=True)
     return rd / "report.md"
