@@ -701,9 +701,11 @@ class ServeConfig:
     max_batch: int = 8           # a policy with infer_batch: concurrent requests form batches of up to this many
     batch_wait_ms: float = 2.0   # how long a batch waits for more requests while other connections are open (a lone client never waits)
     record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
+    max_prompt_chars: int = 2048 # longer prompts are refused before the policy sees them
+    max_abs_value: float = 1.0e6 # float inputs beyond this magnitude (or NaN/Inf) are refused
 
     def _problems(self):
-        p = _positive(self, "max_message_mb", "workers", "max_batch")
+        p = _positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")
         if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
         return p

@@ -23,21 +23,34 @@ from websockets.sync.client import connect
 
 from .core import LapaError, get_logger
 from .policy import Policy, RequestError
+from .transforms import FieldError
 
 _log = get_logger("lapa.serving")
 
 # %% auto #0
-__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_MESSAGE_BYTES', 'ProtocolError', 'PolicyServerError', 'packb', 'unpackb',
-           'check_observation', 'free_port', 'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy',
-           'server_from_cfg', 'cli_serve', 'observation_from_metadata']
+__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_PROMPT_CHARS', 'DEFAULT_MAX_ABS_VALUE', 'DEFAULT_MAX_MESSAGE_BYTES', 'ProtocolError',
+           'PolicyOutputError', 'PolicyServerError', 'shorten', 'packb', 'unpackb', 'check_observation', 'free_port',
+           'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg', 'cli_serve',
+           'observation_from_metadata']
 
 # %% ../nbs/52_serving.ipynb #fe1943de
 class ProtocolError(LapaError, ValueError):
     "A message does not follow the wire protocol (bad msgpack, a refused dtype, an array whose bytes do not fit)."
 
 
+class PolicyOutputError(LapaError, ValueError):
+    "The policy's reply to a request cannot be sent: its actions are not finite."
+
+
 class PolicyServerError(LapaError, RuntimeError):
     "The server answered a request with an error (its text is the message)."
+
+
+def shorten(text: str, limit: int = 500) -> str:
+    "`text` cut to about `limit` characters (its head and tail), saying how much was cut: error replies and log lines stay small."
+    if len(text) <= limit: return text
+    half = max(1, limit // 2)
+    return f"{text[:half]} ... [{len(text) - 2 * half:,} characters cut] ... {text[-half:]}"
 
 # %% ../nbs/52_serving.ipynb #53dba8ba
 ALLOWED_KINDS = "biufUS"  # numpy dtype kinds that travel: bool, signed/unsigned int, float, str, bytes
@@ -87,8 +100,13 @@ def unpackb(data: bytes) -> Any:
     except Exception as e: raise ProtocolError(f"not a msgpack message: {type(e).__name__}: {e}") from e
 
 # %% ../nbs/52_serving.ipynb #ed30a11d
-def check_observation(obs: Any, spec: Mapping[str, Mapping] | None) -> None:
-    "Raise `RequestError` naming the first key of `obs` that is missing or has the wrong type, dtype or shape for `spec`."
+DEFAULT_MAX_PROMPT_CHARS, DEFAULT_MAX_ABS_VALUE = 2048, 1e6
+
+
+def check_observation(obs: Any, spec: Mapping[str, Mapping] | None, max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS,
+                      max_abs_value: float | None = DEFAULT_MAX_ABS_VALUE) -> None:
+    """Raise `RequestError` naming the first key of `obs` that is missing or has the wrong type, dtype or shape for
+    `spec`, a text longer than `max_prompt_chars`, or a float array with NaN, Inf or a value beyond ±`max_abs_value`."""
     if not isinstance(obs, dict): raise RequestError(f"a request must be a dict (a msgpack map), got {type(obs).__name__}")
     for key, want in (spec or {}).items():
         if key not in obs: raise RequestError(f"missing key {key!r}; the policy expects {sorted(spec)}")
@@ -96,6 +114,9 @@ def check_observation(obs: Any, spec: Mapping[str, Mapping] | None) -> None:
         if dtype == "str":
             if not isinstance(v, str) and not (isinstance(v, np.ndarray) and v.dtype.kind == "U" and v.ndim == 0):
                 raise RequestError(f"{key!r} must be a str, got {type(v).__name__}")
+            n = len(v) if isinstance(v, str) else len(v.item())
+            if max_prompt_chars is not None and n > max_prompt_chars:
+                raise RequestError(f"{key!r} has {n:,} characters; this server takes at most {max_prompt_chars:,} (serve.max_prompt_chars)")
             continue
         if not isinstance(v, (np.ndarray, np.generic)):
             raise RequestError(f"{key!r} must be a numpy array of dtype {dtype}, got {type(v).__name__}")
@@ -104,6 +125,12 @@ def check_observation(obs: Any, spec: Mapping[str, Mapping] | None) -> None:
         shape = want.get("shape")
         if shape is not None and (v.ndim != len(shape) or any(w is not None and w != n for w, n in zip(shape, v.shape))):
             raise RequestError(f"{key!r} must have shape {tuple(shape)}, got {v.shape}")
+        if v.dtype.kind == "f" and v.size:
+            bad = int(np.count_nonzero(~np.isfinite(v)))
+            if bad: raise RequestError(f"{key!r} holds {bad} NaN or Inf value(s)")
+            top = float(np.abs(v).max())
+            if max_abs_value is not None and top > max_abs_value:
+                raise RequestError(f"{key!r} holds a value of magnitude {top:.3g}, beyond ±{max_abs_value:g} (serve.max_abs_value)")
 
 # %% ../nbs/52_serving.ipynb #b52455eb
 def free_port(host: str = "127.0.0.1") -> int:
@@ -120,7 +147,8 @@ class PolicyServer:
 
     def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, metadata: dict | None = None,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, workers: int = 4, validate: bool = True,
-                 max_batch: int = 8, batch_wait_ms: float = 2.0):
+                 max_batch: int = 8, batch_wait_ms: float = 2.0, max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS,
+                 max_abs_value: float | None = DEFAULT_MAX_ABS_VALUE):
         if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
         if max_batch < 1: raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if batch_wait_ms < 0: raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms}")
@@ -132,6 +160,7 @@ class PolicyServer:
                          "clients cannot check what to send, and requests are not validated", type(policy).__name__)
         self.max_message_bytes, self.workers, self.validate = int(max_message_bytes), workers, validate
         self.max_batch, self.batch_wait_ms = int(max_batch), float(batch_wait_ms)
+        self.max_prompt_chars, self.max_abs_value = max_prompt_chars, max_abs_value
         self.batching = self.max_batch > 1 and callable(getattr(policy, "infer_batch", None))
         self.stats = {"connections": 0, "requests": 0, "errors": 0, "batches": 0, "batch_sizes": {}}
         self._open = 0
@@ -149,13 +178,17 @@ class PolicyServer:
         return None
 
     def _check(self, obs: Any) -> Any:
-        if self.validate: check_observation(obs, self.metadata.get("observation"))
+        if self.validate: check_observation(obs, self.metadata.get("observation"), self.max_prompt_chars, self.max_abs_value)
         return obs
 
     @staticmethod
     def _reply(reply: Any) -> dict:
         if not isinstance(reply, dict) or "actions" not in reply:
             raise TypeError(f"the policy must return a dict with 'actions', got {type(reply).__name__}")
+        a = reply["actions"]
+        if isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind in "fc" and not np.isfinite(a).all():
+            raise PolicyOutputError("the policy returned non-finite actions (NaN or Inf) for this observation; its inputs may be "
+                                    "out of the range it was trained on")
         return dict(reply)
 
     def _infer(self, obs: dict) -> dict:
@@ -206,6 +239,16 @@ class PolicyServer:
         if isinstance(res, Exception): raise res
         return res
 
+    @staticmethod
+    def _error_reply(e: Exception, peer: Any) -> str:
+        "The short text a client gets for `e`; the log gets the same, and the traceback when the policy itself failed."
+        if isinstance(e, (ProtocolError, RequestError, PolicyOutputError, FieldError)):
+            detail = shorten(f"{type(e).__name__}: {e}")
+            _log.warning("bad request from %s: %s", peer, detail)
+            return detail
+        _log.error("the policy failed on a request from %s:\n%s", peer, shorten("".join(traceback.format_exception(e)), 4000))
+        return f"internal error in the policy ({type(e).__name__}); the server's log has the details"
+
     async def _handler(self, ws: ServerConnection) -> None:
         peer = ws.remote_address
         self.stats["connections"] += 1; self._open += 1
@@ -227,10 +270,7 @@ class PolicyServer:
                     data = packb(reply)
                 except Exception as e:
                     self.stats["errors"] += 1
-                    detail = (f"{type(e).__name__}: {e}" if isinstance(e, (ProtocolError, RequestError))
-                              else "".join(traceback.format_exception(e)))
-                    _log.warning("bad request from %s: %s", peer, f"{type(e).__name__}: {e}")
-                    await ws.send(f"lapa policy server: {detail}")
+                    await ws.send(f"lapa policy server: {self._error_reply(e, peer)}")
                     continue
                 await ws.send(data)
                 self.stats["requests"] += 1
@@ -374,7 +414,8 @@ def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
         from lapa.policy import PolicyRecorder
         policy = PolicyRecorder(policy, s.record_dir)
     return PolicyServer(policy, s.host, int(s.port), max_message_bytes=int(s.max_message_mb * 2**20), workers=int(s.workers),
-                        max_batch=int(s.max_batch), batch_wait_ms=float(s.batch_wait_ms))
+                        max_batch=int(s.max_batch), batch_wait_ms=float(s.batch_wait_ms), max_prompt_chars=int(s.max_prompt_chars),
+                        max_abs_value=float(s.max_abs_value))
 
 
 def cli_serve(cfg, args: list[str]) -> int:
