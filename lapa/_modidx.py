@@ -1060,6 +1060,7 @@ d = { 'settings': { 'branch': 'main',
                                  'lapa.transforms.model_transforms': ('transforms.html#model_transforms', 'lapa/transforms.py'),
                                  'lapa.transforms.norm_stats_from_json': ('transforms.html#norm_stats_from_json', 'lapa/transforms.py'),
                                  'lapa.transforms.normalize': ('transforms.html#normalize', 'lapa/transforms.py'),
+                                 'lapa.transforms.read_stats': ('transforms.html#read_stats', 'lapa/transforms.py'),
                                  'lapa.transforms.resize_with_pad': ('transforms.html#resize_with_pad', 'lapa/transforms.py'),
                                  'lapa.transforms.unflatten_dict': ('transforms.html#unflatten_dict', 'lapa/transforms.py'),
                                  'lapa.transforms.unnormalize': ('transforms.html#unnormalize', 'lapa/transforms.py')}}}

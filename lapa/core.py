@@ -105,6 +105,7 @@ def read_json(path: str | os.PathLike) -> Any:
     if not path.exists(): raise DataError("file not found", path)
     try: return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e: raise DataError(f"malformed JSON: {e}", path) from e
+    except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start}): not a JSON file", path) from e
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -112,7 +113,9 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     path = Path(path)
     if not path.exists(): raise DataError("file not found", path)
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try: text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start}): not a JSON-lines file", path) from e
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip(): continue
         try: rows.append(json.loads(line))
         except json.JSONDecodeError as e: raise DataError(f"malformed JSON on line {i}: {e}", path) from e

@@ -5,19 +5,21 @@
 # %% ../nbs/50_transforms.ipynb #ab80a82d
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .core import DataError
+from .core import DataError, read_json
 
 # %% auto #0
 __all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'MIN_STD', 'FieldError', 'CompositeTransform', 'compose', 'Group',
            'flatten_dict', 'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats',
-           'norm_stats_from_json', 'normalize', 'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize',
+           'norm_stats_from_json', 'read_stats', 'normalize', 'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize',
            'model_transforms', 'resize_with_pad', 'ResizeImages']
 
 # %% ../nbs/50_transforms.ipynb #425a7749
@@ -146,6 +148,28 @@ def norm_stats_from_json(stats: Mapping, rename: Mapping[str, str] | None = None
     "`NormStats` per key of a `stats.json` dict; `rename` maps its names to sample keys (e.g. `{'action': 'actions'}`)."
     rename = rename or {}
     return {rename.get(k, k): NormStats.from_dict(v) for k, v in stats.items()}
+
+
+def read_stats(path: str | os.PathLike) -> dict:
+    """A dataset's `stats.json`, checked: every entry's mean/std/q01/q99 are equally long lists of finite numbers, std
+    >= 0 and q01 <= q99. Anything else raises `DataError` naming the file, the entry and the field."""
+    path = Path(path)
+    stats = read_json(path)
+    if not isinstance(stats, dict): raise DataError(f"stats.json must hold an object of entries, got {type(stats).__name__}", path)
+    for key, entry in stats.items():
+        if not isinstance(entry, dict): raise DataError(f"entry {key!r} must be an object, got {type(entry).__name__}", path)
+        arrays = {}
+        for f in NORM_FIELDS:
+            if entry.get(f) is None: continue
+            try: a = np.asarray(entry[f], dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError): raise DataError(f"{key}.{f} must be a list of numbers", path) from None
+            if not np.isfinite(a).all(): raise DataError(f"{key}.{f} holds NaN or Inf", path)
+            arrays[f] = a
+        if len({len(a) for a in arrays.values()}) > 1:
+            raise DataError(f"{key}: the fields have different lengths {({f: len(a) for f, a in arrays.items()})}", path)
+        if "std" in arrays and (arrays["std"] < 0).any(): raise DataError(f"{key}.std has negative values", path)
+        if "q01" in arrays and "q99" in arrays and (arrays["q01"] > arrays["q99"]).any(): raise DataError(f"{key}: q01 exceeds q99", path)
+    return stats
 
 # %% ../nbs/50_transforms.ipynb #e5c4fda6
 def _sliced(a: np.ndarray, b: np.ndarray, x: np.ndarray | torch.Tensor, key: str) -> tuple[Any, Any]:

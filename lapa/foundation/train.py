@@ -30,6 +30,7 @@ from ..core import (ConfigError, DataError, exit_code_of, get_logger, launch_ran
 from ..train import lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
+from ..transforms import read_stats
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'PEAK_FLOPS',
@@ -259,7 +260,7 @@ def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
 
 def resolve_resume(training_cfg, folder: str | os.PathLike) -> Path | None:
     """The checkpoint `training.resume_from_checkpoint` names: null (none), `latest` (the newest in `folder`, if any)
-    or a path, which must be a complete checkpoint folder (for `resume_weights_only`: a folder with the weights, or a
+    or a path, which must be a complete checkpoint folder (else a `ConfigError`: exit code 2, as every bad setting) (for `resume_weights_only`: a folder with the weights, or a
     `.safetensors` file). Checked before anything is built, so a bad path fails at once."""
     r = training_cfg.resume_from_checkpoint
     if not r: return None
@@ -270,12 +271,12 @@ def resolve_resume(training_cfg, folder: str | os.PathLike) -> Path | None:
     if training_cfg.resume_weights_only:
         if p.is_file() and p.suffix == ".safetensors": return p
         if (p / CKPT_MODEL).is_file() or (p / CKPT_SHARDED / ".metadata").is_file(): return p
-        raise DataError(f"training.resume_from_checkpoint: no weights to load (a checkpoint folder with {CKPT_MODEL} or "
-                        f"{CKPT_SHARDED}/, or a .safetensors file)", p)
-    if not p.is_dir(): raise DataError("training.resume_from_checkpoint: no such checkpoint folder", p)
+        raise ConfigError(f"training.resume_from_checkpoint={p}: no weights to load (a checkpoint folder with {CKPT_MODEL} or "
+                          f"{CKPT_SHARDED}/, or a .safetensors file)")
+    if not p.is_dir(): raise ConfigError(f"training.resume_from_checkpoint={p}: no such checkpoint folder")
     parts = (f"{CKPT_SHARDED}/.metadata", CKPT_STATE) if is_sharded(p) else (CKPT_MODEL, CKPT_OPTIM, CKPT_STATE)
     missing = [f for f in parts if not (p / f).is_file()]
-    if missing: raise DataError(f"training.resume_from_checkpoint: not a complete checkpoint, it lacks {', '.join(missing)}", p)
+    if missing: raise ConfigError(f"training.resume_from_checkpoint={p}: not a complete checkpoint, it lacks {', '.join(missing)}")
     return p
 
 # %% ../../nbs/31_trainer.ipynb #002bf7f4
@@ -555,7 +556,7 @@ class StepLoop:
 # %% ../../nbs/31_trainer.ipynb #1738f6ce
 def _dataset_stats(paths: list[Path]) -> dict | None:
     f = dataset_folder(paths[0]) / "stats.json"
-    return read_json(f) if f.exists() else None
+    return read_stats(f) if f.exists() else None
 
 
 def _window_seed(seed: int, window: int, rank: int) -> int:

@@ -14,10 +14,11 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from tqdm.auto import tqdm
 
-from ..core import DataError, file_sha256, get_logger, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
+from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
 from .model import laq_dir, load_laq
 from ..train import MODEL_JSON, WEIGHTS
 from ..shards import decode_jpeg, iter_tar_samples, write_shard
+from ..transforms import read_stats
 
 log = get_logger("lapa.laq.label")
 
@@ -61,6 +62,9 @@ class ShardPairs(Dataset):
                     if k not in raw: raise DataError(f"sample has no {k!r}", path, raw.get("__key__"))
                 try: frames.append(np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])]))
                 except Exception as e: raise DataError(f"corrupt JPEG: {e}", path, raw["__key__"]) from e
+                for k in (k for k in raw if k.endswith(".npy")):   # copied as they are: a pickled array must not pass
+                    try: load_npy_bytes(raw[k], k)
+                    except DataError as e: raise DataError(str(e), path, raw["__key__"]) from e
                 raws.append(raw)
         except (tarfile.TarError, EOFError, OSError) as e:
             raise DataError(f"unreadable tar after {len(raws)} samples: {e}", path) from e
@@ -118,6 +122,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     src_fp, laq_fp = source_fingerprint(source), laq_fingerprint(laq)
     info, rows = read_json(source / "dataset.json"), read_jsonl(source / "manifest.jsonl")
     if "latent.npy" in info.get("holds", []): raise DataError("dataset is already labelled", source / "dataset.json")
+    if (source / "stats.json").exists(): read_stats(source / "stats.json")   # bad statistics stop the run before any work
     if (out / "dataset.json").exists():
         have = read_json(out / "dataset.json")
         if have.get("laq", {}).get("sha256") == laq_fp["sha256"] and have.get("labelled_from") == src_fp:
@@ -146,7 +151,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
 def _finish(out, info, rows, done, laq_fp, src_fp, arch, source, labelled, counts) -> dict:
     "Write the manifest, statistics and, last, `dataset.json` of the labelled copy."
     write_jsonl(out / "manifest.jsonl", [done[r["shard"]] for r in rows])
-    if (source / "stats.json").exists(): write_json(out / "stats.json", read_json(source / "stats.json"))
+    if (source / "stats.json").exists(): write_json(out / "stats.json", read_stats(source / "stats.json"))
     labelled_info = {**info, "holds": info["holds"] + ["latent.npy"], "latent_shape": [arch.num_tokens],
                      "codebook_size": arch.codebook_size, "laq": laq_fp, "labelled_from": src_fp}
     write_json(out / "dataset.json", labelled_info)

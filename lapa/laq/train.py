@@ -12,7 +12,7 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 
-from ..core import DataError, get_logger, read_json, read_jsonl, write_json
+from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
 from ..train import finish_loggers, lightning_loggers, lightning_precision, parse_devices, plain, wandb_env, warmup_cosine
 
@@ -89,7 +89,7 @@ def resume_checkpoint(resume: str, out_dir: Path) -> Path | None:
         if (d / "last.ckpt").exists(): return d / "last.ckpt"
         steps = sorted(d.glob("step*.ckpt"), key=lambda f: f.stat().st_mtime)
         return steps[-1] if steps else None
-    if not Path(resume).exists(): raise DataError("checkpoint to resume from not found", resume)
+    if not Path(resume).exists(): raise ConfigError(f"laq.train.resume={resume}: no such checkpoint (auto, never or a .ckpt path)")
     return Path(resume)
 
 # %% ../../nbs/20a_laq_train.ipynb #6ff9f35b

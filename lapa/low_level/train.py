@@ -18,7 +18,7 @@ from ..labelled import ensure_labelled, read_labelled
 from .model import (LowLevelArch, LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
 from ..train import finish_loggers, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
-from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json
+from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
 
@@ -101,7 +101,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     idx = state_indices(info, view, dataset / "dataset.json") if lc.use_state else []
     arch = low_level_arch(lc, info, codebook_size=info.get("codebook_size") or cfg.laq.codebook_size, state_dim=len(idx))
     mode = plain(lc.normalization)
-    stats = norm_stats_from_json(read_json(dataset / "stats.json"), {"action": "actions"})
+    stats = norm_stats_from_json(read_stats(dataset / "stats.json"), {"action": "actions"})
     stats = {"actions": floor_spread(stats["actions"]), **({"state": floor_spread(stats["state"].select(idx))} if idx else {})}
     train = read_labelled(dataset, "train", None, arch.action_horizon, need_latents=arch.use_latents)
     has_val = "val" in info.get("splits", {})
