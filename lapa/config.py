@@ -5,6 +5,7 @@
 # %% ../nbs/01_config.ipynb #10b4ea52
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from pathlib import Path
@@ -20,14 +21,14 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['FOUNDATION_SIZES', 'INITS', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig', 'VideoSourceConfig',
-           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer',
-           'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig', 'LAQTrainConfig',
-           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
+__all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig',
+           'VideoSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
+           'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig',
+           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead',
+           'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
            'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
            'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'config_yaml',
+           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
            'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
@@ -694,7 +695,7 @@ class BenchConfig:
 @dataclass
 class ServeConfig:
     "`lapa serve`: the websocket policy server (openpi's wire protocol)."
-    host: str = "127.0.0.1"      # 0.0.0.0 to accept other machines (no authentication: use a trusted network)
+    host: str = "127.0.0.1"      # 0.0.0.0 to accept other machines (then set api_key)
     port: int = 8000
     max_message_mb: float = 64.0  # larger requests close the connection (websocket close code 1009)
     workers: int = 4             # inference threads for a policy without infer_batch (requests run concurrently)
@@ -703,6 +704,7 @@ class ServeConfig:
     record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
     max_prompt_chars: int = 2048 # longer prompts are refused before the policy sees them
     max_abs_value: float = 1.0e6 # float inputs beyond this magnitude (or NaN/Inf) are refused
+    api_key: Optional[str] = None # clients must send `Authorization: Api-Key <key>` (openpi's client: api_key=...)
 
     def _problems(self):
         p = _positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")
@@ -852,8 +854,20 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
     return cfg
 
 
+SECRET_KEYS = ("serve.api_key",)   # never printed, logged or saved
+
+
+def redacted(cfg: DictConfig) -> DictConfig:
+    "A copy of `cfg` whose secrets (`SECRET_KEYS`) that are set read `***`: the config as it may be printed, logged or saved."
+    out = copy.deepcopy(cfg)
+    for key in SECRET_KEYS:
+        if OmegaConf.select(out, key, default=None) is not None: OmegaConf.update(out, key, "***", merge=False)
+    return out
+
+
 def config_yaml(cfg: DictConfig, section: str | None = None) -> str:
-    "The resolved config (or one `section` of it, by dotted key) as YAML."
+    "The resolved config (or one `section` of it, by dotted key) as YAML, secrets redacted."
+    cfg = redacted(cfg)
     node = cfg if section is None else OmegaConf.select(cfg, section, throw_on_missing=True)
     if node is None: raise ConfigError(f"no config section {section!r}; top-level keys: {', '.join(cfg.keys())}")
     return OmegaConf.to_yaml(node) if isinstance(node, DictConfig) else f"{node}\n"

@@ -17,6 +17,7 @@ import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
+from .config import redacted
 from .core import ConfigError, LapaError, atomic_write, get_logger, resolve_callable, write_json
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
@@ -310,7 +311,7 @@ def policy_for_eval(cfg) -> PolicySpec | Policy:
     with this config), or a client of `cfg.eval.server` (lapa's or openpi's). With `eval.record_dir` every request and
     reply is saved there for replay (`lapa.policy.PolicyRecorder`): one recorder, so the policy runs in this process."""
     e = cfg.eval
-    if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)))
+    if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)))
     elif e.client == "openpi": spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
                                                  dict(host=e.server if "://" in e.server else f"ws://{e.server}"))
     else: spec = PolicySpec("lapa.serving:WebsocketPolicyClient", dict(host=e.server, connect_timeout_s=float(e.connect_timeout_s),

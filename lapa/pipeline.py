@@ -20,6 +20,7 @@ from typing import Any, Callable
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from .config import redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES
@@ -89,7 +90,7 @@ def _vla_spec(cfg: DictConfig):
 def _hierarchical_spec(cfg: DictConfig):
     from lapa.eval import PolicySpec
     c = copy.deepcopy(cfg); OmegaConf.update(c, "policy.kind", "hierarchical")
-    return PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(c, resolve=True, enum_to_str=True)))
+    return PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(redacted(c), resolve=True, enum_to_str=True)))
 
 
 def _expert_spec(cfg: DictConfig):

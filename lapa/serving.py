@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import http
+import ipaddress
 import math
 import socket
 import threading
@@ -18,7 +20,7 @@ from typing import Any, Mapping
 import msgpack
 import numpy as np
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.sync.client import connect
 
 from .core import LapaError, get_logger
@@ -28,10 +30,10 @@ from .transforms import FieldError
 _log = get_logger("lapa.serving")
 
 # %% auto #0
-__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_PROMPT_CHARS', 'DEFAULT_MAX_ABS_VALUE', 'DEFAULT_MAX_MESSAGE_BYTES', 'ProtocolError',
-           'PolicyOutputError', 'PolicyServerError', 'shorten', 'packb', 'unpackb', 'check_observation', 'free_port',
-           'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg', 'cli_serve',
-           'observation_from_metadata']
+__all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_PROMPT_CHARS', 'DEFAULT_MAX_ABS_VALUE', 'DEFAULT_MAX_MESSAGE_BYTES', 'API_KEY_HEADER',
+           'API_KEY_SCHEME', 'ProtocolError', 'PolicyOutputError', 'PolicyServerError', 'shorten', 'packb', 'unpackb',
+           'check_observation', 'free_port', 'is_loopback', 'PolicyServer', 'serve_policy', 'WebsocketPolicyClient',
+           'load_run_policy', 'server_from_cfg', 'cli_serve', 'observation_from_metadata']
 
 # %% ../nbs/52_serving.ipynb #fe1943de
 class ProtocolError(LapaError, ValueError):
@@ -140,6 +142,14 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 # %% ../nbs/52_serving.ipynb #b87bf380
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
+API_KEY_HEADER, API_KEY_SCHEME = "Authorization", "Api-Key"   # what openpi's client sends: `Authorization: Api-Key <key>`
+
+
+def is_loopback(host: str) -> bool:
+    "Whether `host` only accepts connections from this machine."
+    if host == "localhost": return True
+    try: return ipaddress.ip_address(host).is_loopback
+    except ValueError: return False
 
 
 class PolicyServer:
@@ -148,11 +158,15 @@ class PolicyServer:
     def __init__(self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, metadata: dict | None = None,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, workers: int = 4, validate: bool = True,
                  max_batch: int = 8, batch_wait_ms: float = 2.0, max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS,
-                 max_abs_value: float | None = DEFAULT_MAX_ABS_VALUE):
+                 max_abs_value: float | None = DEFAULT_MAX_ABS_VALUE, api_key: str | None = None):
         if workers < 1: raise ValueError(f"workers must be >= 1, got {workers}")
         if max_batch < 1: raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if batch_wait_ms < 0: raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms}")
-        self.policy, self.host, self.port = policy, host, port
+        if api_key is not None and not api_key.strip(): raise ValueError("api_key must be a non-empty string or None")
+        self.policy, self.host, self.port, self.api_key = policy, host, port, api_key
+        if api_key is None and not is_loopback(host):
+            _log.warning("serving on %s without an API key: whoever reaches this port can drive the policy "
+                         "(set serve.api_key, e.g. through the LAPA_API_KEY environment variable)", host)
         self.metadata = dict(getattr(policy, "metadata", None) or {}) if metadata is None else dict(metadata)
         self.metadata.setdefault("server", {"protocol": "openpi-msgpack-numpy", "max_message_bytes": int(max_message_bytes)})
         if not {"observation", "actions"} <= set(self.metadata):
@@ -162,7 +176,7 @@ class PolicyServer:
         self.max_batch, self.batch_wait_ms = int(max_batch), float(batch_wait_ms)
         self.max_prompt_chars, self.max_abs_value = max_prompt_chars, max_abs_value
         self.batching = self.max_batch > 1 and callable(getattr(policy, "infer_batch", None))
-        self.stats = {"connections": 0, "requests": 0, "errors": 0, "batches": 0, "batch_sizes": {}}
+        self.stats = {"connections": 0, "refused": 0, "requests": 0, "errors": 0, "batches": 0, "batch_sizes": {}}
         self._open = 0
         self._queue: asyncio.Queue | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -173,9 +187,17 @@ class PolicyServer:
     @property
     def url(self) -> str: return f"ws://{self.host}:{self.port}"
 
-    def _health(self, connection: ServerConnection, request):
+    def _process_request(self, connection: ServerConnection, request):
+        "Answer `GET /healthz`; refuse a handshake without the API key (when there is one) before any other work."
         if request.path == "/healthz": return connection.respond(http.HTTPStatus.OK, "OK\n")
-        return None
+        if self.api_key is None: return None
+        given = request.headers.get(API_KEY_HEADER, "")
+        if hmac.compare_digest(given.encode(), f"{API_KEY_SCHEME} {self.api_key}".encode()): return None
+        self.stats["refused"] += 1
+        _log.warning("refused a connection from %s: %s", connection.remote_address,
+                     "wrong API key" if given else f"no {API_KEY_HEADER} header")
+        return connection.respond(http.HTTPStatus.UNAUTHORIZED,
+                                  f"this server needs an API key: header '{API_KEY_HEADER}: {API_KEY_SCHEME} <key>'\n")
 
     def _check(self, obs: Any) -> Any:
         if self.validate: check_observation(obs, self.metadata.get("observation"), self.max_prompt_chars, self.max_abs_value)
@@ -288,7 +310,7 @@ class PolicyServer:
             batcher = asyncio.create_task(self._batcher()) if self.batching else None
             try:
                 async with serve(self._handler, self.host, self.port, compression=None, max_size=self.max_message_bytes,
-                                 process_request=self._health) as server:
+                                 process_request=self._process_request) as server:
                     self.port = server.sockets[0].getsockname()[1]   # the real port when asked for port 0
                     _log.info("serving %s on %s (%s; healthz: http://%s:%d/healthz)", type(self.policy).__name__, self.url,
                               f"batches of up to {self.max_batch}" if self.batching else f"{self.workers} inference threads",
@@ -344,11 +366,12 @@ class WebsocketPolicyClient:
 
     def __init__(self, host: str = "127.0.0.1", port: int | None = None, connect_timeout_s: float = 30.0,
                  request_timeout_s: float | None = 120.0, retry_interval_s: float = 0.25,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, api_key: str | None = None):
         self.uri = host if host.startswith(("ws://", "wss://")) else f"ws://{host}"
         if port is not None: self.uri += f":{port}"
         self.connect_timeout_s, self.request_timeout_s = connect_timeout_s, request_timeout_s
         self.retry_interval_s, self.max_message_bytes = retry_interval_s, max_message_bytes
+        self._headers = {API_KEY_HEADER: f"{API_KEY_SCHEME} {api_key}"} if api_key else None
         self._ws = None
         self.metadata: dict = {}
         self.connect_attempts = 0
@@ -361,12 +384,16 @@ class WebsocketPolicyClient:
             self.connect_attempts += 1
             try:
                 ws = connect(self.uri, compression=None, max_size=self.max_message_bytes, proxy=None,
-                             open_timeout=max(1.0, min(10.0, self.connect_timeout_s)))
+                             additional_headers=self._headers, open_timeout=max(1.0, min(10.0, self.connect_timeout_s)))
                 ws.__enter__()   # a connection that outlives this block (websockets >= 17 warns otherwise); close() ends it
                 try: self.metadata = unpackb(ws.recv(timeout=self.connect_timeout_s))
                 except BaseException: ws.close(); raise
                 self._ws = ws
                 return
+            except InvalidStatus as e:
+                if e.response.status_code != http.HTTPStatus.UNAUTHORIZED: raise LapaError(f"{self.uri} refused the connection: {e}") from e
+                raise LapaError(f"{self.uri} refused the connection: "
+                                f"{'wrong API key' if self._headers else 'it needs an API key (api_key=...)'}") from None
             except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed) as e:
                 if time.monotonic() + delay > deadline:
                     raise LapaError(f"no policy server at {self.uri} after {attempt} attempts in {self.connect_timeout_s} s: "
@@ -415,7 +442,7 @@ def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
         policy = PolicyRecorder(policy, s.record_dir)
     return PolicyServer(policy, s.host, int(s.port), max_message_bytes=int(s.max_message_mb * 2**20), workers=int(s.workers),
                         max_batch=int(s.max_batch), batch_wait_ms=float(s.batch_wait_ms), max_prompt_chars=int(s.max_prompt_chars),
-                        max_abs_value=float(s.max_abs_value))
+                        max_abs_value=float(s.max_abs_value), api_key=s.api_key or None)
 
 
 def cli_serve(cfg, args: list[str]) -> int:

@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
-from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg
+from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
 from ..train import lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
@@ -569,7 +569,7 @@ def _start_wandb(cfg, out_dir: Path, run_id: str):
     import wandb
     with wandb_env(out_dir, mode):
         return wandb.init(project=cfg.training.wandb_project, name=f"{cfg.name}-foundation", id=run_id, resume="allow",
-                          dir=str(out_dir), mode=mode, config=OmegaConf.to_container(cfg, resolve=True))
+                          dir=str(out_dir), mode=mode, config=OmegaConf.to_container(redacted(cfg), resolve=True))
 
 # %% ../../nbs/31_trainer.ipynb #64a236fc
 def train_foundation(cfg, build_model: Callable | None = None, save_model: Callable | None = None,
