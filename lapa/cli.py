@@ -80,6 +80,9 @@ def config_show(cfg, args: list[str]) -> int:
     return 0
 
 # %% ../nbs/02_cli.ipynb #7c6e7546
+_STAGE_OF_VERB = {s.verb: s.name for s in STAGES.values()}
+
+
 def run(argv: list[str]) -> int:
     "Run the CLI on `argv` (without the program name); return the exit code."
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -95,7 +98,13 @@ def _run_verb(argv: list[str]):
     if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
     logging.getLogger("lapa").info("lapa %s", " ".join(argv))
     fn = resolve_callable(verb.target)
-    return fn(None, args + overrides) if verb.overrides else fn(cfg, args)
+    if verb.overrides: return fn(None, args + overrides)
+    result = fn(cfg, args)
+    if path in _STAGE_OF_VERB and launch_rank() == 0 and (result == 0 or not isinstance(result, int)):   # a finished stage records how it was made
+        from lapa.config import record_run
+        from lapa.stages import stage_out
+        record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), "lapa " + " ".join(argv))
+    return result
 
 
 def main() -> None:

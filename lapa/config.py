@@ -6,6 +6,10 @@
 from __future__ import annotations
 
 import copy
+import functools
+import importlib.metadata
+import platform
+import subprocess
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from pathlib import Path
@@ -21,15 +25,15 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError
 
 # %% auto #0
-__all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig',
-           'VideoSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
-           'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQModelConfig',
-           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead',
-           'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
-           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
-           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
-           'stage_dir']
+__all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
+           'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig',
+           'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
+           'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
+           'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss',
+           'LowLevelConfig', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig',
+           'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig',
+           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted',
+           'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -876,3 +880,41 @@ def config_yaml(cfg: DictConfig, section: str | None = None) -> str:
 def stage_dir(cfg: DictConfig, stage: str) -> Path:
     "The folder of one stage (`data`, `laq`, `labels`, `foundation`, ...) inside the run folder."
     return Path(cfg.run_dir) / stage
+
+# %% ../nbs/01_config.ipynb #record01c
+RUN_RECORD = "run.yaml"
+
+
+@functools.lru_cache(maxsize=1)
+def source_version() -> dict:
+    "lapa's version and, when it runs from a git checkout of its own, the commit and whether the checkout has changes."
+    import lapa
+    root = Path(lapa.__file__).resolve().parents[1]
+    out = {"version": lapa.__version__, "commit": None, "dirty": None}
+    def git(*args):
+        r = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
+        return r.stdout.strip() if r.returncode == 0 else None
+    try:
+        top = git("rev-parse", "--show-toplevel")
+        if top is None or Path(top).resolve() != root: return out   # an installed copy, or inside some other repository
+        out["commit"] = git("rev-parse", "HEAD")
+        status = git("status", "--porcelain", "--untracked-files=no")
+        out["dirty"] = None if status is None else bool(status)
+    except (OSError, subprocess.TimeoutExpired): pass
+    return out
+
+
+def record_run(cfg: DictConfig, folder: str | Path, command: str | None = None) -> Path:
+    "Write `folder/run.yaml`: how the folder was made (lapa's version and commit, the command, versions, the config)."
+    from lapa.core import atomic_write
+    record = {"lapa": source_version(), "command": command, "python": platform.python_version(),
+              "torch": _version_of("torch"), "config": OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)}
+    path = Path(folder) / RUN_RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "w") as f: f.write(OmegaConf.to_yaml(OmegaConf.create(record)))
+    return path
+
+
+def _version_of(package: str) -> str | None:
+    try: return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError: return None

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .config import redacted
+from .config import record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES
@@ -283,6 +283,7 @@ def _run_stages(cfg: DictConfig) -> dict:
             st.run(scfg)
         seconds = round(time.perf_counter() - t0, 1)
         ids[st.name] = uuid.uuid4().hex
+        record_run(scfg, out, f"lapa pipeline (stage {st.name})")
         write_json(out / RECORD, dict(stage=st.name, fingerprint=fp, run_id=ids[st.name], inputs={i: ids[i] for i in st.inputs},
                                       config={k: _plain(scfg, k) for k in st.deps}, seconds=seconds,
                                       finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))

@@ -5,10 +5,12 @@
 # %% ../nbs/04_stages.ipynb #725c04df
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 # %% auto #0
-__all__ = ['STAGES', 'SlurmSpec', 'StageSpec']
+__all__ = ['STAGES', 'SlurmSpec', 'StageSpec', 'stage_out']
 
 # %% ../nbs/04_stages.ipynb #56bac000
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class StageSpec:
     folder: str = ""               # the `run_dir` subfolder whose `out.log` records a run of the verb ("" = none)
     notebook: str | None = None    # the chapter that runs it as a papermill job (`lapa nb run`)
     slurm: SlurmSpec | None = None # how `lapa slurm submit` launches it
+    out: str = ""                  # the folder it writes: a dotted config key, or `module:function` of cfg ("" = run_dir/folder)
 
     @property
     def slurm_name(self) -> str: return self.name.replace("_", "-")
@@ -37,25 +40,38 @@ class StageSpec:
 _FOUNDATION_LAUNCH = ("foundation_h100", ("training.devices", "training.num_nodes"))   # pretraining and fine-tuning: one loop
 
 STAGES: dict[str, StageSpec] = {s.name: s for s in (
-    StageSpec("data", ("data", "build"), "lapa.data:data_build", "generate episodes, then write the shards (gen + shard)", "data", "13_data"),
+    StageSpec("data", ("data", "build"), "lapa.data:data_build", "generate episodes, then write the shards (gen + shard)", "data", "13_data",
+              out="data.out_dir"),
     StageSpec("subset", ("data", "subset"), "lapa.labelled:data_subset",
-              "write the labelled subset: data.labelled.episodes_per_task episodes per task, drawn by seed", "data", "14_labelled"),
+              "write the labelled subset: data.labelled.episodes_per_task episodes per task, drawn by seed", "data", "14_labelled",
+              out="lapa.labelled:labelled_dir"),
     StageSpec("laq", ("laq", "train"), "lapa.laq.train:laq_train", "train LAQ on the run's `video` dataset (Lightning; resumable)", "laq",
               "20a_laq_train", SlurmSpec("laq.sbatch", "laq_full", ("laq.train.devices", "laq.train.num_nodes"))),
     StageSpec("labels", ("laq", "label"), "lapa.laq.label:laq_label", "write labelled copies of the run's datasets (KEY.latent.npy; resumable)",
-              "labels", "21_laq_label"),
+              "labels", "21_laq_label", out="laq.label.out_dir"),
     StageSpec("laq_report", ("laq", "report"), "lapa.laq.report:laq_report",
-              "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq", "22_laq_report"),
-    StageSpec("vlm", ("foundation", "init"), "lapa.foundation.finetune:foundation_init", "write the VLM every arm starts from (run_dir/vlm/model)", "vlm"),
+              "LAQ diagnostics: linear probe, shuffled pairs, latent transfer, reconstructions", "laq", "22_laq_report",
+              out="laq.report.out_dir"),
+    StageSpec("vlm", ("foundation", "init"), "lapa.foundation.finetune:foundation_init", "write the VLM every arm starts from (run_dir/vlm/model)", "vlm",
+              out="lapa.foundation.finetune:vlm_dir"),
     StageSpec("foundation", ("foundation", "train"), "lapa.foundation.train:foundation_train",
               "pretrain the foundation VLA on latents, or on action chunks (foundation.predict=actions); Fabric: single, ddp or fsdp",
-              "foundation", "31_trainer", SlurmSpec("foundation.sbatch", *_FOUNDATION_LAUNCH)),
+              "foundation", "31_trainer", SlurmSpec("foundation.sbatch", *_FOUNDATION_LAUNCH), out="training.out_dir"),
     StageSpec("finetune", ("foundation", "finetune"), "lapa.foundation.finetune:cli_finetune",
               "fine-tune the whole VLA with an action head on the labelled subset, from finetune.init (scratch, lapa, action_vla)",
-              "finetune", "32_finetune", SlurmSpec("finetune.sbatch", *_FOUNDATION_LAUNCH)),
+              "finetune", "32_finetune", SlurmSpec("finetune.sbatch", *_FOUNDATION_LAUNCH), out="lapa.foundation.finetune:finetune_dir"),
     StageSpec("low_level", ("low-level", "train"), "lapa.low_level.train:low_level_train",
               "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level",
-              "41_low_level_train", SlurmSpec("low_level.sbatch", "low_level")),
+              "41_low_level_train", SlurmSpec("low_level.sbatch", "low_level"), out="lapa.low_level.model:low_level_dir"),
     StageSpec("eval", ("eval",), "lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference",
-              "eval", "60_eval"),
+              "eval", "60_eval", out="eval.out_dir"),
 )}
+
+
+def stage_out(cfg, name: str) -> Path:
+    "The folder that stage `name` writes for `cfg` (its outputs and its run record)."
+    from lapa.core import resolve_callable
+    s = STAGES[name]
+    if not s.out: return Path(cfg.run_dir) / s.folder
+    if ":" in s.out: return Path(resolve_callable(s.out)(cfg))
+    return Path(functools.reduce(getattr, s.out.split("."), cfg))
