@@ -565,7 +565,7 @@ class TrainingConfig:
     num_checkpoints: int = 5
     global_batch_size: int = 32
     per_gpu_batch_size: int = 8
-    resume_from_checkpoint: Optional[str] = None
+    resume_from_checkpoint: Optional[str] = "latest"  # latest: this run's newest checkpoint, if any | null: afresh | a path
     resume_weights_only: bool = False
     strategy: Strategy = Strategy.single
     seed: int = "${seed}"  # type: ignore[assignment]

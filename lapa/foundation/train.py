@@ -33,13 +33,14 @@ from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, lo
 from ..transforms import read_stats
 
 # %% auto #0
-__all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'PEAK_FLOPS',
-           'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'make_scheduler', 'EMA', 'checkpoint_blocks',
-           'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir', 'checkpoints_dir',
-           'is_sharded', 'list_checkpoints', 'resolve_resume', 'full_model_state', 'load_model_state',
-           'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'write_checkpoint', 'read_checkpoint',
-           'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer',
-           'StepLoop', 'train_foundation', 'export_weights', 'foundation_train', 'rank_main', 'main']
+__all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
+           'PEAK_FLOPS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'make_scheduler', 'EMA',
+           'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
+           'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'identity_diff', 'resolve_resume',
+           'full_model_state', 'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint',
+           'remove_checkpoint', 'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint',
+           'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation',
+           'export_weights', 'foundation_train', 'rank_main', 'main']
 
 # %% ../../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.foundation.train")
@@ -254,19 +255,67 @@ def is_sharded(folder: str | os.PathLike) -> bool:
 
 def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
     "The complete window checkpoints in `folder`, oldest first."
-    return sorted(p for p in Path(folder).glob("window_*") if p.is_dir() and not p.name.endswith((".tmp", ".old"))
+    return sorted(p for p in Path(folder).glob("window_*") if p.is_dir() and not p.name.endswith((".tmp", ".old", ".trash"))
                   and (p / CKPT_STATE).exists())
 
 
-def resolve_resume(training_cfg, folder: str | os.PathLike) -> Path | None:
-    """The checkpoint `training.resume_from_checkpoint` names: null (none), `latest` (the newest in `folder`, if any)
-    or a path, which must be a complete checkpoint folder (else a `ConfigError`: exit code 2, as every bad setting) (for `resume_weights_only`: a folder with the weights, or a
-    `.safetensors` file). Checked before anything is built, so a bad path fails at once."""
+IDENTITY_VOLATILE = ("resume_from_checkpoint", "resume_weights_only", "out_dir", "wandb", "wandb_project", "log_every", "keep_last_k",
+                     "num_workers", "checkpoint_format", "devices", "num_nodes", "accelerator", "strategy", "precision",
+                     "activation_checkpointing", "meta_init")
+
+
+def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
+    """What makes a training run this run: the settings that decide its weights step by step (model, data, budget,
+    optimiser, seed), not where it writes or logs or how many processes share it. Every checkpoint carries it."""
+    plain = lambda node: OmegaConf.to_container(node, resolve=True, enum_to_str=True)
+    return {"training": {k: v for k, v in plain(cfg.training).items() if k not in IDENTITY_VOLATILE},
+            "foundation": plain(cfg.foundation), "observation": plain(cfg.observation),
+            "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
+            "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
+            "datasets": [str(Path(p).resolve()) for p in datasets]}
+
+
+def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
+    "`key: old -> new` for every dotted key whose value differs between two run identities."
+    out = []
+    for k in sorted(set(old) | set(new), key=str):
+        a, b, key = old.get(k), new.get(k), f"{prefix}{k}"
+        if isinstance(a, dict) and isinstance(b, dict): out += identity_diff(a, b, key + ".")
+        elif a != b: out.append(f"{key}: {a!r} -> {b!r}")
+    return out
+
+
+def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:
+    "Refuse `ckpt` when it was written by a run with other settings than `identity` (a ConfigError naming them)."
+    if identity is None: return
+    saved = read_json(ckpt / CKPT_STATE).get("identity")
+    if saved is None:
+        log.warning("%s carries no run identity (an older lapa wrote it): resuming it unchecked", ckpt); return
+    diff = identity_diff(saved, identity)
+    if diff: raise ConfigError(f"{what}: {ckpt} belongs to a run with other settings ({'; '.join(diff[:6])}"
+                               f"{'; ...' if len(diff) > 6 else ''}); write this run to another training.out_dir, or remove "
+                               f"{ckpt.parent} to start afresh")
+
+
+def resolve_resume(training_cfg, folder: str | os.PathLike, identity: dict | None = None) -> Path | None:
+    """The checkpoint `training.resume_from_checkpoint` names: `latest` (the default: this run's newest checkpoint in
+    `folder`, None when there is none), null (start afresh) or a path, which must be a complete checkpoint folder (for
+    `resume_weights_only`: a folder with the weights, or a `.safetensors` file). With `identity` (`run_identity`), the
+    checkpoints already in `folder` must be this run's: another run's are refused, and so is starting afresh over
+    them (their later windows would outlive the new run's). Every refusal is a `ConfigError` (exit code 2), raised
+    before anything is built."""
     r = training_cfg.resume_from_checkpoint
-    if not r: return None
+    found = list_checkpoints(folder)
     if r == "latest":
-        found = list_checkpoints(folder)
-        return found[-1] if found else None
+        if not found: return None
+        _check_identity(found[-1], identity, "training.resume_from_checkpoint=latest")
+        return found[-1]
+    if found and identity is not None and (not r or training_cfg.resume_weights_only):
+        step = read_json(found[-1] / CKPT_STATE).get("global_step")
+        raise ConfigError(f"{folder} holds the checkpoints of an earlier run ({', '.join(p.name for p in found)}; the newest at step "
+                          f"{step}): training.resume_from_checkpoint=latest continues it; remove {folder} (or choose another "
+                          f"training.out_dir) to start afresh")
+    if not r: return None
     p = Path(r)
     if training_cfg.resume_weights_only:
         if p.is_file() and p.suffix == ".safetensors": return p
@@ -277,6 +326,10 @@ def resolve_resume(training_cfg, folder: str | os.PathLike) -> Path | None:
     parts = (f"{CKPT_SHARDED}/.metadata", CKPT_STATE) if is_sharded(p) else (CKPT_MODEL, CKPT_OPTIM, CKPT_STATE)
     missing = [f for f in parts if not (p / f).is_file()]
     if missing: raise ConfigError(f"training.resume_from_checkpoint={p}: not a complete checkpoint, it lacks {', '.join(missing)}")
+    if found: _check_identity(found[-1], identity, f"training.resume_from_checkpoint={p}")   # this folder's windows must be its run's
+    saved = read_json(p / CKPT_STATE).get("identity") if identity is not None else None
+    if saved is not None and (diff := identity_diff(saved, identity)):   # asked for by path: allowed, and said
+        log.warning("resuming %s, written with other settings: %s", p, "; ".join(diff))
     return p
 
 # %% ../../nbs/31_trainer.ipynb #002bf7f4
@@ -319,9 +372,18 @@ def load_optimizer_state(module: nn.Module, optimizer: torch.optim.Optimizer, st
 def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
     "Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); keep the newest `keep_last_k`."
     replace_folder(tmp, folder, folder.with_name(folder.name + ".old"))
+    for t in folder.parent.glob("window_*.trash"): shutil.rmtree(t, ignore_errors=True)   # left by a kill during a removal
     if keep_last_k:
-        for p in list_checkpoints(folder.parent)[:-keep_last_k]: shutil.rmtree(p)
+        for p in list_checkpoints(folder.parent)[:-keep_last_k]: remove_checkpoint(p)
     return folder
+
+
+def remove_checkpoint(folder: Path) -> None:
+    "Delete a checkpoint so that a kill half-way leaves nothing that looks like one: renamed to `NAME.trash`, then removed."
+    trash = folder.with_name(folder.name + ".trash")
+    shutil.rmtree(trash, ignore_errors=True)
+    folder.rename(trash)
+    shutil.rmtree(trash)
 
 
 def _fresh_tmp(folder: Path) -> Path:
@@ -579,10 +641,11 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     / `training.model_saver`; `on_step(info)` sees every step on every rank (tests)."""
     tc, out_dir = cfg.training, foundation_dir(cfg)
     ckpt_root = checkpoints_dir(cfg)
-    resume = resolve_resume(tc, ckpt_root)                    # a bad path fails before anything is built
+    paths = foundation_datasets(cfg)
+    identity = run_identity(cfg, paths)
+    resume = resolve_resume(tc, ckpt_root, identity)          # a bad path or another run's checkpoints fail before anything is built
     if build_model is None: build_model = resolve_callable(tc.model_builder)
     if save_model is None: save_model = resolve_callable(tc.model_saver)
-    paths = foundation_datasets(cfg)
     sources = load_sources(paths, tc.dataset_weights)
     stats, budget = _dataset_stats(paths), budget_from_cfg(tc, sources)
     strategy = Strategy(tc.strategy)
@@ -658,7 +721,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
             if stop == "data": log.warning("window %d: data ran out at step %d (window end %d)", w, loop.global_step, plan.window_end(w))
             state = {"version": STATE_VERSION, "window": w + 1, "global_step": loop.global_step, "samples_seen": loop.samples_seen,
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
-                     "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before}
+                     "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity}
             _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
             last = loop.history[-1] if loop.history else last
         if start_window < plan.num_windows: final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
