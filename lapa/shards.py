@@ -10,6 +10,7 @@ import io
 import json
 import os
 import tarfile
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +28,9 @@ from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, lo
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
            'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
-           'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row', 'ShardSink', 'array_stats',
-           'ShardSettings', 'write_dataset', 'state_indices', 'decode_jpeg', 'decode_sample', 'iter_tar_samples',
-           'VerifyReport', 'verify_dataset']
+           'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
+           'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'decode_jpeg',
+           'decode_sample', 'iter_tar_samples', 'VerifyReport', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -95,8 +96,23 @@ def pair_sample(ep: Episode, t: int, gap: int, view: str = "actions", horizon: i
         if ep.actions is not None:
             chunk, meta["action_valid"] = action_chunk(ep.actions, t, horizon)
             s["action.npy"] = npy_bytes(chunk)
-    s["json"] = json.dumps(meta, sort_keys=True).encode()
+    s["json"] = with_checksums(meta, s)
     return s
+
+
+def with_checksums(meta: dict, sample: dict) -> bytes:
+    """The sample's JSON with `crc32`: the CRC-32 of every other field's bytes, so that damage the decoders let through
+    (a JPEG with flipped bytes often still decodes) is caught by `decode_sample`, naming the sample."""
+    crc = {k: zlib.crc32(v) for k, v in sample.items() if not k.startswith("__") and k != "json"}
+    return json.dumps({**meta, "crc32": crc}, sort_keys=True).encode()
+
+
+def add_field(raw: dict, name: str, data: bytes) -> dict:
+    "A copy of the raw sample `raw` with the field `name` added, and its checksum when the sample carries checksums."
+    meta = json.loads(raw["json"])
+    out = {**raw, name: data}
+    if "crc32" in meta: out["json"] = json.dumps({**meta, "crc32": {**meta["crc32"], name: zlib.crc32(data)}}, sort_keys=True).encode()
+    return out
 
 # %% ../nbs/11_shards.ipynb #69059cc9
 def toy_episode(episode_id: str = "toy-v3-s000000", T: int = 40, size: int = 32, fps: float = 20.0,
@@ -304,12 +320,15 @@ def decode_sample(raw: dict, shard: str | None = None) -> dict:
         raise DataError(msg, shard, key) from e
     for k in ("0.jpg", "1.jpg", "json"):
         if k not in raw: fail(f"missing field {k!r} (has {sorted(x for x in raw if not x.startswith('__'))})")
-    try: frames = np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])])
-    except Exception as e: fail(f"corrupt JPEG: {e}", e)
     try: meta = json.loads(raw["json"])
     except Exception as e: fail(f"malformed JSON: {e}", e)
     missing = [k for k in REQUIRED_META if k not in meta]
     if missing: fail(f"JSON lacks {missing}")
+    for k, want in (meta.get("crc32") or {}).items():   # datasets written before checksums have none
+        if k in raw and zlib.crc32(raw[k]) != want:
+            fail(f"field {k!r} is damaged: its CRC-32 is {zlib.crc32(raw[k]):08x}, written as {want:08x}")
+    try: frames = np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])])
+    except Exception as e: fail(f"corrupt JPEG: {e}", e)
     out = {"__key__": key, "frames": frames, "meta": meta}
     for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):
         if field_ in raw:

@@ -18,7 +18,8 @@ from .core import DataError, read_json, write_json
 from .train import save_safetensors
 
 # %% auto #0
-__all__ = ['toy_latents', 'toy_labelled_dataset', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in']
+__all__ = ['toy_latents', 'toy_labelled_dataset', 'StandInBlock', 'StandInVLA', 'build_stand_in', 'save_stand_in',
+           'flipped_quietly']
 
 # %% ../nbs/98_testing.ipynb #090740e0
 def toy_latents(chunk: np.ndarray, num_tokens: int = 4, codebook_size: int = 8) -> np.ndarray:
@@ -138,3 +139,16 @@ def save_stand_in(model: nn.Module, folder: str | os.PathLike) -> Path:
     "Write a model's weights as `folder/model.safetensors`."
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     return save_safetensors(model.state_dict(), folder / "model.safetensors")
+
+# %% ../nbs/98_testing.ipynb #damage01c
+def flipped_quietly(jpeg: bytes, n: int = 64) -> bytes:
+    "`jpeg` with `n` bytes flipped at the first offset (from the middle on) where the JPEG decoder still accepts it."
+    from lapa.shards import decode_jpeg
+    for at in range(len(jpeg) // 2, len(jpeg) - n - 2):
+        b = bytearray(jpeg)
+        b[at:at + n] = bytes(x ^ 0xFF for x in b[at:at + n])
+        try:
+            decode_jpeg(bytes(b))
+            return bytes(b)
+        except ValueError: pass
+    raise ValueError(f"no offset of this {len(jpeg)}-byte JPEG decodes with {n} bytes flipped")

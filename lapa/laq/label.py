@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
 from .model import laq_dir, load_laq
 from ..train import MODEL_JSON, WEIGHTS
-from ..shards import decode_jpeg, iter_tar_samples, write_shard
+from ..shards import add_field, decode_jpeg, iter_tar_samples, write_shard
 from ..transforms import read_stats
 
 log = get_logger("lapa.laq.label")
@@ -140,7 +140,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     for row, raws, frames in loader:
         codes = encode_pairs(model, frames, batch_size)
         for t in range(codes.shape[1]): counts[t] += np.bincount(codes[:, t], minlength=counts.shape[1])
-        samples = ({**raw, "latent.npy": npy_bytes(c)} for raw, c in zip(raws, codes))
+        samples = (add_field(raw, "latent.npy", npy_bytes(c)) for raw, c in zip(raws, codes))
         done[row["shard"]] = write_shard(out / row["shard"], samples, row["split"])
         write_json(out / STATE, state)
         bar.update(len(raws))
