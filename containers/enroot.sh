@@ -10,12 +10,13 @@ usage: containers/enroot.sh IMAGE OUTPUT.sqsh [NAME]
   IMAGE        what `enroot import` reads: docker://REGISTRY#REPO:TAG (a registry; credentials in
                ~/.config/enroot/.credentials) or dockerd://lapa:latest (the local Docker daemon)
   OUTPUT.sqsh  the SquashFS image to write, e.g. /dss/dssfs04/pn57pi/containers/lapa_v1.sqsh
-  NAME         the Enroot container created on the way (default: lapa_v1; removed again at the end)
+  NAME         unused (kept so that older command lines still work)
 
-The three steps of the blueprint:
-  enroot import --output TMP.sqsh IMAGE      pull the layers into one SquashFS file
-  enroot create --name NAME TMP.sqsh         unpack it into a container root filesystem
-  enroot export --output OUTPUT.sqsh NAME    pack that filesystem into the final, immutable image
+One step: `enroot import --output OUTPUT.sqsh IMAGE` pulls the layers into one SquashFS file, which is
+already the immutable image Pyxis runs. The blueprint's `enroot create` + `enroot export` after it unpack that
+file into a container root and pack it again unchanged: they only matter when the root is modified in between
+(e.g. `enroot start --rw NAME` to install something by hand), so this script leaves them out; NAME is kept
+for the command line's sake and unused.
 
 Build the Docker image first:  docker build -f containers/Dockerfile -t lapa:latest .
 Then, e.g.:                    containers/enroot.sh dockerd://lapa:latest /dss/dssfs04/pn57pi/containers/lapa_v1.sqsh
@@ -31,7 +32,7 @@ fi
 
 image=$1
 output=$2
-name=${3:-lapa_v1}
+# a third argument (NAME, used by earlier versions for enroot create) is accepted and ignored
 
 if ! command -v enroot >/dev/null 2>&1; then
     echo "enroot.sh: enroot is not installed here (it is on LRZ's login and compute nodes)" >&2; exit 1
@@ -41,19 +42,10 @@ if [ -e "$output" ]; then
 fi
 mkdir -p "$(dirname "$output")"
 
-tmp=$(mktemp -d)
-cleanup() {
-    enroot remove --force "$name" >/dev/null 2>&1 || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-echo "enroot import $image"
-enroot import --output "$tmp/import.sqsh" "$image"
-echo "enroot create --name $name"
-enroot remove --force "$name" >/dev/null 2>&1 || true
-enroot create --name "$name" "$tmp/import.sqsh"
-echo "enroot export --output $output $name"
-enroot export --output "$output.partial" "$name"
-mv "$output.partial" "$output"
+partial="$output.partial"
+trap 'rm -f "$partial"' EXIT
+echo "enroot import --output $output $image"
+rm -f "$partial"
+enroot import --output "$partial" "$image"   # into a partial file: a failed import never leaves a half image at OUTPUT
+mv "$partial" "$output"
 echo "wrote $output"

@@ -5,6 +5,7 @@
 # %% ../nbs/60_eval.ipynb #34e1f78c
 from __future__ import annotations
 
+import importlib.util
 import io
 import multiprocessing as mp
 import os
@@ -312,10 +313,14 @@ def policy_for_eval(cfg) -> PolicySpec | Policy:
     reply is saved there for replay (`lapa.policy.PolicyRecorder`): one recorder, so the policy runs in this process."""
     e = cfg.eval
     if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)))
-    elif e.client == "openpi": spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
-                                                 dict(host=e.server if "://" in e.server else f"ws://{e.server}"))
+    elif e.client == "openpi":
+        if importlib.util.find_spec("openpi_client") is None:
+            raise ConfigError("eval.client=openpi needs openpi's client, an optional extra: pip install 'lapa[openpi]'")
+        spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
+                          dict(host=e.server if "://" in e.server else f"ws://{e.server}", api_key=cfg.serve.api_key or None))
     else: spec = PolicySpec("lapa.serving:WebsocketPolicyClient", dict(host=e.server, connect_timeout_s=float(e.connect_timeout_s),
-                                                                       request_timeout_s=float(e.request_timeout_s)))
+                                                                       request_timeout_s=float(e.request_timeout_s),
+                                                                       api_key=cfg.serve.api_key or None))
     return PolicyRecorder(spec.build(), e.record_dir) if e.record_dir else spec
 
 
