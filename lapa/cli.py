@@ -5,6 +5,7 @@
 # %% ../nbs/02_cli.ipynb #abfc141f
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from .core import ConfigError, exit_code_of, launch_rank, log_to_file, resolve_c
 from .stages import STAGES
 
 # %% auto #0
-__all__ = ['VERBS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main']
+__all__ = ['VERBS', 'MULTIRUN_FLAGS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main', 'sweep_jobs', 'job_tag',
+           'run_sweep']
 
 # %% ../nbs/02_cli.ipynb #1aabd119
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     **_stage_verbs("data"),
     ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts or a video folder)", "data"),
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
-    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or `path=DIR`) and report problems", "data"),
+    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", "data"),
     **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
@@ -51,10 +53,15 @@ VERBS: dict[tuple[str, ...], Verb] = {
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928
+def _is_override(word: str) -> bool:
+    "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
+    return "=" in word or word.startswith("~")
+
+
 def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[str], list[str]]:
     "Split `argv` into (verb path, positional args, Hydra overrides); unknown verbs raise `ConfigError`."
-    words = [a for a in argv if "=" not in a]
-    overrides = [a for a in argv if "=" in a]
+    words = [a for a in argv if not _is_override(a)]
+    overrides = [a for a in argv if _is_override(a)]
     for n in (2, 1):
         if tuple(words[:n]) in VERBS: return tuple(words[:n]), words[n:], overrides
     known = sorted({v[0] for v in VERBS})
@@ -66,8 +73,10 @@ def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[str], list[str]]:
 # %% ../nbs/02_cli.ipynb #b7a57047
 def usage() -> str:
     "The help text: every verb with its description."
-    lines = ["usage: lapa VERB [SUBVERB] [key=value ...]", "",
-             "Every verb takes Hydra overrides (e.g. experiment=smoke run_dir=runs/x data.sim.image_size=96)", "and writes under run_dir.", ""]
+    lines = ["usage: lapa VERB [SUBVERB] [-m] [key=value ...]", "",
+             "Every verb takes Hydra overrides (e.g. experiment=smoke run_dir=runs/x data.sim.image_size=96; +key=v adds,",
+             "~key deletes) and writes under run_dir. With -m (--multirun) a key may take several values (seed=0,1,2,",
+             "seed=range(3)): the verb runs once per combination, e.g. lapa foundation finetune -m seed=0,1,2 finetune.init=lapa,scratch", ""]
     w = max(len(" ".join(v)) for v in VERBS)
     lines += [f"  lapa {' '.join(v):<{w}}  {verb.help}" for v, verb in VERBS.items()]
     return "\n".join(lines)
@@ -83,10 +92,14 @@ def config_show(cfg, args: list[str]) -> int:
 _STAGE_OF_VERB = {s.verb: s.name for s in STAGES.values()}
 
 
+MULTIRUN_FLAGS = ("-m", "--multirun")
+
+
 def run(argv: list[str]) -> int:
     "Run the CLI on `argv` (without the program name); return the exit code."
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage()); return 0
+    if any(a in MULTIRUN_FLAGS for a in argv): return run_sweep([a for a in argv if a not in MULTIRUN_FLAGS])
     return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
 
 
@@ -115,3 +128,55 @@ def main() -> None:
 # %% ../nbs/02_cli.ipynb #5b7d2f10
 if __name__ == "__main__" and "__file__" in globals():   # a module run, not this notebook
     main()
+
+# %% ../nbs/02_cli.ipynb #sweep02c
+def sweep_jobs(overrides: list[str]) -> tuple[list[list[str]], list[str]]:
+    "The jobs of a sweep, one override list per combination of the swept values (Hydra's syntax), and the swept keys."
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    try: parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException as e: raise ConfigError(f"bad override: {e}") from e
+    axes, swept = [], []
+    for o in parsed:
+        if o.is_sweep_override():
+            key = o.get_key_element()
+            axes.append([f"{key}={v}" for v in o.sweep_string_iterator()]); swept.append(key.lstrip("+~"))
+        else: axes.append([o.input_line])
+    return [list(job) for job in itertools.product(*axes)], swept
+
+
+def job_tag(job: list[str], swept: list[str]) -> str:
+    "A folder name for a job: its values of the swept keys (`lr=0.0003,seed=1`), the keys' last parts."
+    values = dict(o.lstrip("+~").split("=", 1) for o in job if "=" in o)
+    return ",".join(f"{k.split('.')[-1]}={values[k]}".replace("/", "_") for k in swept)
+
+
+def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) -> list[list[str]]:
+    "The jobs, each writing its own folder: as they are when the swept keys name the stage's folder, else in subfolders."
+    if path not in _STAGE_OF_VERB or VERBS[path].overrides or len(jobs) < 2: return jobs
+    from lapa.config import load_cfg
+    from lapa.stages import STAGES, stage_out
+    name = _STAGE_OF_VERB[path]
+    outs = [stage_out(load_cfg(job), name) for job in jobs]
+    if len(set(outs)) == len(outs): return jobs
+    key = {"finetune": "finetune.out_dir"}.get(name, STAGES[name].out if ":" not in STAGES[name].out else "")
+    if not key: raise ConfigError(f"the {len(jobs)} jobs of this sweep would all write {outs[0]}: sweep a setting that names "
+                                  f"its folder, or give each job its own run_dir")
+    return [[*job, f"{key}={out / job_tag(job, swept)}"] for job, out in zip(jobs, outs)]
+
+
+def run_sweep(argv: list[str]) -> int:
+    "`lapa VERB -m overrides`: run the verb once per combination of the swept values; the first failure's exit code."
+    path, args, overrides = parse_argv(argv)
+    jobs, swept = sweep_jobs(overrides)
+    jobs = _separate(path, jobs, swept)
+    root, codes = logging.getLogger("lapa"), []
+    for i, job in enumerate(jobs):
+        line = " ".join(["lapa", *path, *args, *job])
+        print(f"[sweep] job {i + 1}/{len(jobs)}: {line}", flush=True)
+        before = list(root.handlers)
+        try: codes.append(exit_code_of("lapa", lambda: _run_verb([*path, *args, *job])))
+        finally:
+            for h in [h for h in root.handlers if h not in before]: root.removeHandler(h); h.close()
+    for job, code in zip(jobs, codes): print(f"[sweep] {'ok' if code == 0 else f'exit {code}'}: {' '.join(job)}")
+    return next((c for c in codes if c), 0)
