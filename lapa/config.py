@@ -845,7 +845,7 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
     "Compose lapa's config with Hydra `overrides`, resolve it and check every value; errors name the key."
     overrides = list(overrides or [])
     for o in overrides:
-        if "=" not in o: raise ConfigError(f"override {o!r} is not of the form key=value")
+        if "=" not in o and not o.startswith("~"): raise ConfigError(f"override {o!r} is not of the form key=value (or ~key)")
     if GlobalHydra.instance().is_initialized(): GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
