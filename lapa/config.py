@@ -728,7 +728,7 @@ class EvalConfig:
     workers: int = 2                      # processes that run episodes in parallel (1: in this process)
     expert: bool = True                   # also run the scripted expert on the same seeds, as a reference
     videos_per_task: int = 2
-    video_format: str = "gif"             # gif or mp4
+    video_format: str = "mp4"             # mp4 (H.264, opens in any player) or gif
     video_fps: float = 20.0
     server: Optional[str] = None          # ws://HOST:PORT of a running `lapa serve` (null: load the policy in process)
     client: str = "lapa"                  # lapa or openpi: which client talks to the server
