@@ -219,8 +219,9 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
     return lines
 
 
-def report_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
-    "The text of `report.md` and the numbers it shows; `times`: the wall time of each kind of stage (`lapa.pipeline.stage_times`)."
+def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = None) -> tuple[str, dict]:
+    """The text of `report.md` and the numbers it shows; `times`: the wall time of each kind of stage (`lapa.pipeline.stage_times`);
+    `outcomes`: the arms' test episodes (`arm_outcomes`, read from the run when not given)."""
     from lapa.stats import outcome_matrix
     rd = Path(cfg.run_dir)
     b = cfg.benchmark
@@ -237,7 +238,7 @@ def report_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
     numbers: dict = {"protocol": {"tasks": list(dict.fromkeys(r["task"] for r in expert.get("episodes", []))), "seeds": list(b.seeds),
                                   "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}}
 
-    cmp = compare_arms(arm_outcomes(cfg), n_boot=int(b.bootstrap))
+    cmp = compare_arms(arm_outcomes(cfg) if outcomes is None else outcomes, n_boot=int(b.bootstrap))
     main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}
     if expert: cmp["rates"]["expert"] = arm_rates(dict(zip(("matrix", "keys"), outcome_matrix([expert["episodes"]])), seeds=[0]))
     numbers.update(rates=cmp["rates"], differences=cmp["differences"], gap_share=cmp["gap_share"])
@@ -359,13 +360,14 @@ def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     "Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json` (every test episode of the protocol); `times` as `report_markdown`."
     rd = Path(cfg.run_dir)
     _save_png(curves_figure(cfg), rd / "report" / "curves.png")
-    text, numbers = report_markdown(cfg, times)
+    outcomes = arm_outcomes(cfg)   # every evaluation read once, for the tables and for outcomes.json
+    text, numbers = report_markdown(cfg, times, outcomes)
     rates = numbers["rates"]
     if rates: _save_png(success_figure(rates, f"{cfg.name}: success with Wilson 95% intervals"), rd / "report" / "success.png")
     scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
     if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
     write_json(rd / "report" / "report.json", numbers)
-    write_json(rd / "report" / "outcomes.json", outcomes_record(arm_outcomes(cfg), f"lapa pipeline {cfg.name}: {rd}",
+    write_json(rd / "report" / "outcomes.json", outcomes_record(outcomes, f"lapa pipeline {cfg.name}: {rd}",
                                                                cfg.data.labelled.episodes_per_task))
     with atomic_write(rd / "report.md", "w") as f: f.write(text)
     print(f"[pipeline] report: {rd / 'report.md'}", flush=True)
