@@ -145,7 +145,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
         ft = f"finetune_{arm}_{tag}"
         arm_sets = {**run, "finetune.init": arm, "policy.kind": "vla"}
         out.append(Stage(ft, _verb("finetune"), _FINETUNE_KEYS, (subset, INIT_STAGES[arm]),
-                         lambda c: finetune_dir(c), ("model/foundation.json", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
+                         lambda c: finetune_dir(c), ("model/model.safetensors", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
                          group=f"finetune_{arm}", help=f"fine-tuning from {ARM_NAMES[arm]}'s initialisation on the labelled subset"))
         out.append(Stage(f"eval_{arm}_{tag}", eval_stage_fn(ARM_NAMES[arm], _vla_spec), _EVAL_KEYS, (ft,), lambda c: Path(c.eval.out_dir),
                          ("results.json",), sets=lambda c, s=arm_sets, a=arm: {**s, **_eval_out(c, a, dir_tag), **ev},
@@ -183,7 +183,7 @@ def pipeline_stages(cfg: DictConfig) -> list[Stage]:
               ("video/dataset.json", "actions/dataset.json"), help="latent labels of both views"),
         Stage("laq_report", _verb("laq_report"), ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
               ("report.md",), help="LAQ diagnostics"),
-        Stage("vlm", _verb("vlm"), _VLM_KEYS, (), vlm_dir, ("model/foundation.json",),
+        Stage("vlm", _verb("vlm"), _VLM_KEYS, (), vlm_dir, ("model/model.safetensors",),
               help="the VLM every arm starts from (random with foundation.model.init_seed, or a local VLM)"),
         Stage("foundation", _verb("foundation"), _PRETRAIN_KEYS, ("labels", "vlm"), lambda c: Path(c.training.out_dir),
               ("model", "summary.json"), sets=lambda c: {"foundation.predict": "latents", "foundation.dataset": None,

@@ -274,7 +274,8 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
     if PolicyKind(cfg.policy.kind) == PolicyKind.vla:
         from lapa.foundation.finetune import finetune_dir
         folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"
-        if not (folder / "foundation.json").is_file():
+        from lapa.foundation.model import spec_file
+        if spec_file(folder) is None:
             raise DataError("no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)
         return VLAPolicy(folder, device=device, name=str(cfg.finetune.init) if not cfg.policy.checkpoint else "vla", **kw)
     ll_dir = low_level_dir(cfg)

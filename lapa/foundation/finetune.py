@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..config import INITS, validate
 from ..core import DataError, get_logger, launch_rank, read_json, write_json
-from .model import SPEC_JSON, build_foundation, load_foundation, save_foundation
+from .model import build_foundation, load_foundation, save_foundation, spec_file
 from ..labelled import ensure_labelled
 
 log = get_logger("lapa.foundation.finetune")
@@ -51,7 +51,7 @@ def init_checkpoint(cfg) -> Path:
     "The checkpoint `finetune.init` names: the run's VLM (`scratch`), its latent-pretrained foundation (`lapa`), its ActionVLA, or a folder."
     init = str(cfg.finetune.init)
     folder = Path(cfg.run_dir) / INIT_STAGES[init] / "model" if init in INIT_STAGES else Path(init)
-    if not (folder / SPEC_JSON).is_file() and not (folder.with_name(f".{folder.name}.old") / SPEC_JSON).is_file():
+    if spec_file(folder) is None and spec_file(folder.with_name(f".{folder.name}.old")) is None:
         how = {"scratch": "lapa foundation init", "lapa": "lapa foundation train",
                "action_vla": "lapa foundation train foundation.predict=actions training.out_dir=RUN/action_vla"}.get(init)
         raise DataError(f"finetune.init={init}: no foundation checkpoint here" + (f" (run `{how}` first)" if how else
@@ -110,7 +110,7 @@ def finetune(cfg) -> dict:
     log.info("fine-tuning from %s (finetune.init=%s) on %s", fc.foundation.init, cfg.finetune.init, dataset)
     summary = train_foundation(fc)
     out = finetune_dir(cfg)
-    if launch_rank() == 0 and (out / "model" / SPEC_JSON).is_file():
+    if launch_rank() == 0 and spec_file(out / "model") is not None:
         model = load_foundation(out / "model")
         summary.update(init=str(cfg.finetune.init), init_report=model.spec.get("init"), dataset=str(dataset),
                        labelled=read_json(Path(dataset) / "dataset.json").get("labelled"), val=validation_loss(model, dataset))

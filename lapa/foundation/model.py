@@ -18,16 +18,17 @@ from torch import nn
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
 from ..train import cfg_get, replace_folder
+from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON', 'TRUNK',
-           'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision', 'random_lm', 'model_from_config_dict',
-           'pretrained_vision', 'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer',
-           'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead',
-           'positions', 'FoundationVLA', 'start_projector', 'foundation_dataset', 'foundation_datasets', 'action_spec',
-           'build_foundation', 'count_foundation_params', 'fit_steps', 'save_foundation', 'read_foundation',
-           'load_foundation', 'start_from']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON', 'LEGACY_SPEC_JSON',
+           'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision', 'random_lm',
+           'model_from_config_dict', 'pretrained_vision', 'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm',
+           'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images',
+           'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector', 'foundation_dataset',
+           'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params', 'fit_steps',
+           'spec_file', 'save_foundation', 'read_foundation', 'load_foundation', 'start_from']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -336,9 +337,25 @@ def _batch_array(batch: dict, key: str, ndim: int, last: int, what: str) -> torc
     return x
 
 # %% ../../nbs/30_foundation.ipynb #7c491026
-class FoundationVLA(nn.Module):
+class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa", "vla", "robotics"]):
     """A vision tower, a projector and a causal LM with a latent head (pretraining) or an action-chunk head
-    (`spec['predict']`). `spec` is the JSON-serialisable description `save_foundation` writes."""
+    (`spec['predict']`). `spec` is the JSON-serialisable description `save_foundation` writes. Shared the Hugging Face
+    way: `save_pretrained(folder)` / `FoundationVLA.from_pretrained(folder or hub id)` (`config.json`, `model.safetensors`,
+    the tokenizer's files, a model card)."""
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_foundation(self, save_directory)
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir: str | None = None,
+                         force_download: bool = False, local_files_only: bool = False, token: str | bool | None = None,
+                         map_location: str = "cpu", **ignored) -> "FoundationVLA":
+        folder = Path(model_id)
+        if not folder.is_dir():   # a hub repository: fetched into the cache (nothing is fetched for a local folder)
+            from huggingface_hub import snapshot_download
+            folder = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                                            local_files_only=local_files_only, token=token))
+        return load_foundation(folder, map_location)
 
     def __init__(self, spec: dict, vision: nn.Module, lm: nn.Module, tokenizer: Any):
         super().__init__()
@@ -649,8 +666,14 @@ def fit_steps(model: FoundationVLA, batch: dict, steps: int, lr: float = 3e-3) -
     return hist
 
 # %% ../../nbs/30_foundation.ipynb #0f5d4b2b
-WEIGHTS, SPEC_JSON = "model.safetensors", "foundation.json"
+WEIGHTS, SPEC_JSON = "model.safetensors", "config.json"
+LEGACY_SPEC_JSON = "foundation.json"   # the spec's name in run folders written before the Hugging Face layout
 _SPEC_ONLY = ("vision", "lm", "tokenizer", "params", "weights", "weights_sha256")
+
+
+def spec_file(folder: str | os.PathLike) -> Path | None:
+    "The spec of the foundation checkpoint in `folder` (`config.json`, or an older folder's `foundation.json`); None without one."
+    return next((Path(folder) / n for n in (SPEC_JSON, LEGACY_SPEC_JSON) if (Path(folder) / n).is_file()), None)
 
 
 def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict: dict | None = None,
@@ -668,9 +691,9 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
                              "StateDictOptions(full_state_dict=True, cpu_offload=True)), gathered on every rank")
         save_file({k: v.detach().to("cpu").contiguous() for k, v in sd.items()}, tmp / WEIGHTS, metadata={"format": "pt"})
         byte_level = isinstance(model.tokenizer, ByT5Tokenizer)
-        if not byte_level: model.tokenizer.save_pretrained(tmp / "tokenizer")
+        if not byte_level: model.tokenizer.save_pretrained(tmp)   # beside the weights, where Hugging Face looks
         info = dict(model.spec, vision=model.vision.config.to_dict(), lm=model.lm.config.to_dict(),
-                    tokenizer="byt5" if byte_level else "tokenizer", params=model.num_params(),
+                    tokenizer="byt5" if byte_level else ".", params=model.num_params(),
                     weights=WEIGHTS, weights_sha256=file_sha256(tmp / WEIGHTS), **(extra or {}))
         write_json(tmp / SPEC_JSON, info)
         replace_folder(tmp, folder, folder.with_name(f".{folder.name}.old"))
@@ -684,7 +707,7 @@ def _upgrade_v1(info: dict, state: dict, folder: Path) -> tuple[dict, dict]:
     "A `lapa.foundation/1` latent checkpoint in today's names (its heads were attributes, not modules)."
     if info.get("predict") != "latents":
         raise DataError("an ActionVLA checkpoint of the first format (bins of the first action): that head no longer exists; "
-                        "retrain it with `lapa foundation train foundation.predict=actions`", folder / SPEC_JSON)
+                        "retrain it with `lapa foundation train foundation.predict=actions`", spec_file(folder))
     names = {"action_embed.": "latent.embed.", "action_head.": "latent.out."}
     state = {next((new + k[len(old):] for old, new in names.items() if k.startswith(old)), k): v for k, v in state.items()}
     info = dict(info, format=FORMAT, latent=dict(num_tokens=info["num_tokens"], vocab=info["vocab"]), action=None, state=None)
@@ -696,17 +719,18 @@ def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Te
     from safetensors.torch import load_file
     folder = Path(folder)
     old = folder.with_name(f".{folder.name}.old")
-    if not folder.exists() and (old / SPEC_JSON).is_file():   # a save stopped between its two renames
+    if not folder.exists() and spec_file(old):   # a save stopped between its two renames
         log.warning("%s is missing; loading the previous checkpoint %s", folder, old)
         folder = old
-    if not (folder / SPEC_JSON).is_file(): raise DataError(f"not a foundation checkpoint: no {SPEC_JSON}", folder)
-    info = read_json(folder / SPEC_JSON)
+    spec = spec_file(folder)
+    if spec is None: raise DataError(f"not a foundation checkpoint: no {SPEC_JSON}", folder)
+    info = read_json(spec)
     if info.get("format") not in (FORMAT, "lapa.foundation/1"):
-        raise DataError(f"not a foundation model (format {info.get('format')!r})", folder / SPEC_JSON)
+        raise DataError(f"not a foundation model (format {info.get('format')!r})", spec)
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.is_file(): raise DataError("the weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
-        raise DataError("the weights do not match the hash in foundation.json (a partial or foreign file)", weights)
+        raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
     state = load_file(weights)
     if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
     return info, state, folder
@@ -716,7 +740,8 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
     from transformers import AutoTokenizer
     info, state, folder = read_foundation(folder)
-    tok = byte_tokenizer() if info.get("tokenizer", "byt5") == "byt5" else AutoTokenizer.from_pretrained(folder / "tokenizer")
+    kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
+    tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
     spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
     model = FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
     try: model.load_state_dict(state)
@@ -739,9 +764,10 @@ def start_from(model: FoundationVLA, folder: str | os.PathLike, key: str = "foun
             if theirs is not None and mine is not None and theirs != mine:
                 raise ConfigError(f"{key}: {folder} holds a {part} with {f}={theirs}, this model's has {mine} "
                                   "(foundation.model must describe the checkpoint's architecture)")
-    mine = "byt5" if isinstance(model.tokenizer, ByT5Tokenizer) else "tokenizer"
-    if info.get("tokenizer", "byt5") != mine:
-        raise ConfigError(f"{key}: {folder} was trained with the {info.get('tokenizer')!r} tokenizer, this model has {mine!r}")
+    mine, theirs = isinstance(model.tokenizer, ByT5Tokenizer), info.get("tokenizer", "byt5") == "byt5"
+    if mine != theirs:
+        name = lambda byte_level: "the byte-level tokenizer" if byte_level else "an LM's own tokenizer"
+        raise ConfigError(f"{key}: {folder} was trained with {name(theirs)}, this model has {name(mine)}")
     ours = model.state_dict()
     missing = [k for k in ours if k.startswith(TRUNK) and k not in state]
     if missing:
