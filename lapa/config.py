@@ -294,7 +294,7 @@ class LAQTrainConfig:
 @dataclass
 class LAQLabelConfig:
     "`lapa laq label`: run the LAQ encoder over datasets and write labelled copies (`KEY.latent.npy` added)."
-    checkpoint: Optional[str] = None  # a LAQ folder (model.safetensors + model.json); null: the run's `laq/`
+    checkpoint: Optional[str] = None  # a LAQ folder (model.safetensors + config.json); null: the run's `laq/`
     datasets: list[str] = field(default_factory=lambda: ["${data.out_dir}/video", "${data.out_dir}/actions"])
     out_dir: str = "${run_dir}/labels"  # each dataset's labelled copy goes to out_dir/<its folder name>
     batch_size: int = 256

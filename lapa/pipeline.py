@@ -154,7 +154,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
         for name, latents, inputs in (("low_level", True, (subset, "foundation")), ("low_level_scratch", False, (subset,))):
             ll_sets = {**run, "low_level.use_latents": latents, "training.out_dir": str(_rd(cfg) / "foundation")}
             out.append(Stage(f"{name}_{tag}", _verb("low_level"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
-                             ("model.json", "summary.json"), sets=lambda c, s=ll_sets: dict(s), group=name,
+                             ("model.safetensors", "summary.json"), sets=lambda c, s=ll_sets: dict(s), group=name,
                              help="the hierarchical path: foundation latents -> low-level policy" if latents else "the low-level policy without latents"))
             out.append(Stage(f"eval_{name}_{tag}", eval_stage_fn(ARM_NAMES[name], _hierarchical_spec), _EVAL_KEYS + ("low_level",),
                              (f"{name}_{tag}",), lambda c: Path(c.eval.out_dir), ("results.json",),

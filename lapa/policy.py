@@ -279,7 +279,7 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
             raise DataError("no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)
         return VLAPolicy(folder, device=device, name=str(cfg.finetune.init) if not cfg.policy.checkpoint else "vla", **kw)
     ll_dir = low_level_dir(cfg)
-    if not (ll_dir / "model.json").exists():
+    if not (ll_dir / "model.safetensors").exists():
         raise DataError("no low-level policy here: run `lapa low-level train` first", ll_dir)
     foundation = load_run_foundation(cfg) if cfg.low_level.use_latents else None
     return LAPAPolicy(foundation, ll_dir, device=device, **kw)

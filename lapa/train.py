@@ -19,9 +19,10 @@ import torch
 from .core import DataError, atomic_write, file_sha256, read_json, write_json
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
+__all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
            'resolve_accelerator', 'parse_devices', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers',
-           'save_safetensors', 'replace_folder', 'write_model_folder', 'read_model_folder', 'load_weights']
+           'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder', 'write_model_folder',
+           'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -111,7 +112,25 @@ def finish_loggers(loggers: list, is_global_zero: bool = True) -> None:
         if type(lg).__name__ == "WandbLogger": lg.experiment.finish()
 
 # %% ../nbs/03_train.ipynb #6e237a5a
-WEIGHTS, MODEL_JSON = "model.safetensors", "model.json"
+WEIGHTS, MODEL_JSON = "model.safetensors", "config.json"   # Hugging Face's names
+LEGACY_MODEL_JSON = "model.json"   # the description's name in run folders written before
+
+
+def model_json(folder: str | os.PathLike) -> Path | None:
+    "The description of the model in `folder`: `config.json`, or an older folder's `model.json`; None without one."
+    return next((Path(folder) / n for n in (MODEL_JSON, LEGACY_MODEL_JSON) if (Path(folder) / n).is_file()), None)
+
+
+_HUB_ARGS = ("revision", "cache_dir", "force_download", "local_files_only", "token")
+
+
+def pretrained_folder(model_id: str | os.PathLike, **hub) -> Path:
+    """The folder of a model that `from_pretrained` names: itself when it is a local folder, else the Hugging Face hub
+    repository's snapshot in the cache (`hub`: `from_pretrained`'s download arguments; the others are ignored)."""
+    folder = Path(model_id)
+    if folder.is_dir(): return folder
+    from huggingface_hub import snapshot_download
+    return Path(snapshot_download(str(model_id), **{k: hub[k] for k in _HUB_ARGS if hub.get(k) is not None}))
 
 
 def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -149,26 +168,28 @@ def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
 
 
 def write_model_folder(out_dir: str | os.PathLike, state_dict: dict[str, torch.Tensor], info: dict) -> Path:
-    "Write `state_dict` to `out_dir/model.safetensors` and `info` + the weights' hash to `model.json`; return the JSON path."
+    "Write `state_dict` to `out_dir/model.safetensors` and `info` + the weights' hash to `config.json`; return the JSON path."
     out_dir = Path(out_dir)
     save_safetensors(state_dict, out_dir / WEIGHTS)
     return write_json(out_dir / MODEL_JSON, dict(info, weights=WEIGHTS, weights_sha256=file_sha256(out_dir / WEIGHTS)))
 
 
 def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str | torch.device = "cpu") -> tuple[dict, dict, Path]:
-    """`(info, state_dict, folder)` of a folder `write_model_folder` wrote (or its `model.json` / weights), checked: the
-    format tag must be `fmt` and the weights must match their hash. `what` names the model in errors."""
+    """`(info, state_dict, folder)` of a folder `write_model_folder` wrote (or its `config.json` / weights; an older
+    folder's `model.json`), checked: the format tag must be `fmt` and the weights must match their hash. `what` names the
+    model in errors."""
     from safetensors.torch import load_file
     path = Path(path)
     if not path.exists(): raise DataError(f"no {what} here", path)
     folder = path if path.is_dir() else path.parent
-    if not (folder / MODEL_JSON).is_file(): raise DataError(f"not a {what}: no {MODEL_JSON}", folder)
-    info = read_json(folder / MODEL_JSON)
-    if info.get("format") != fmt: raise DataError(f"not a {what} (format {info.get('format')!r}, expected {fmt!r})", folder / MODEL_JSON)
+    spec = model_json(folder)
+    if spec is None: raise DataError(f"not a {what}: no {MODEL_JSON}", folder)
+    info = read_json(spec)
+    if info.get("format") != fmt: raise DataError(f"not a {what} (format {info.get('format')!r}, expected {fmt!r})", spec)
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.is_file(): raise DataError(f"the {what}'s weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
-        raise DataError(f"the weights do not match the hash in {MODEL_JSON} (a partial or foreign file)", weights)
+        raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
     try: state = load_file(weights, device=str(device))
     except Exception as e: raise DataError(f"cannot read the {what}'s weights: {e}", weights) from e
     return info, state, folder

@@ -17,7 +17,7 @@ from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
-from ..train import cfg_get, replace_folder
+from ..train import cfg_get, pretrained_folder, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
 
@@ -347,15 +347,8 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         save_foundation(self, save_directory)
 
     @classmethod
-    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir: str | None = None,
-                         force_download: bool = False, local_files_only: bool = False, token: str | bool | None = None,
-                         map_location: str = "cpu", **ignored) -> "FoundationVLA":
-        folder = Path(model_id)
-        if not folder.is_dir():   # a hub repository: fetched into the cache (nothing is fetched for a local folder)
-            from huggingface_hub import snapshot_download
-            folder = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
-                                            local_files_only=local_files_only, token=token))
-        return load_foundation(folder, map_location)
+    def _from_pretrained(cls, *, model_id: str, map_location: str = "cpu", **hub) -> "FoundationVLA":
+        return load_foundation(pretrained_folder(model_id, **hub), map_location)
 
     def __init__(self, spec: dict, vision: nn.Module, lm: nn.Module, tokenizer: Any):
         super().__init__()

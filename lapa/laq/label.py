@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
 from .model import laq_dir, load_laq
-from ..train import MODEL_JSON, WEIGHTS
+from ..train import MODEL_JSON, WEIGHTS, model_json
 from ..shards import add_field, decode_jpeg, iter_tar_samples, write_shard
 from ..transforms import read_stats
 
@@ -29,7 +29,7 @@ __all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'ShardPairs'
 def laq_fingerprint(folder: str | os.PathLike) -> dict:
     "Identity of the LAQ checkpoint in `folder`: SHA-256 of its weights, its architecture and training step."
     folder = Path(folder)
-    info = read_json(folder / MODEL_JSON)
+    info = read_json(model_json(folder) or folder / MODEL_JSON)   # a folder without one: the error names config.json
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.exists(): raise DataError("LAQ weights missing", weights)
     return dict(sha256=file_sha256(weights), arch=info["arch"], steps=info.get("steps"), path=str(folder.resolve()))

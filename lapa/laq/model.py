@@ -17,7 +17,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..core import ConfigError, DataError, get_logger
-from ..train import MODEL_JSON, WEIGHTS, cfg_get, load_weights, plain, read_model_folder, write_model_folder
+from huggingface_hub import PyTorchModelHubMixin
+from ..train import MODEL_JSON, WEIGHTS, cfg_get, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
 
 log = get_logger("lapa.laq")
 
@@ -474,8 +475,16 @@ class LAQOutput:
     recon: torch.Tensor      # (B, 3, H, W) the reconstruction of frame t+gap
 
 # %% ../../nbs/20_laq.ipynb #99427327
-class LAQModel(nn.Module):
-    "Latent action quantisation: `encode` a frame pair to codes, `decode` frame t + codes to frame t+gap."
+class LAQModel(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa", "latent-actions"]):
+    """Latent action quantisation: `encode` a frame pair to codes, `decode` frame t + codes to frame t+gap. Shared the
+    Hugging Face way: `save_pretrained(folder)` / `LAQModel.from_pretrained(folder or hub id)`."""
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_laq(self, save_directory)
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, map_location: str = "cpu", **hub) -> "LAQModel":
+        return load_laq(pretrained_folder(model_id, **hub), map_location)
 
     def __init__(self, arch: LAQArch | None = None, **overrides):
         super().__init__()
@@ -549,16 +558,16 @@ LAQ_FORMAT = "lapa.laq/1"
 
 
 def save_laq(model: LAQModel, out_dir: str | os.PathLike, extra: dict | None = None) -> Path:
-    "Write `model.safetensors` and `model.json` (architecture, weights hash, `extra`) to `out_dir`; return the JSON path."
+    "Write `model.safetensors` and `config.json` (architecture, weights hash, `extra`) to `out_dir`; return the JSON path."
     info = dict(format=LAQ_FORMAT, arch=model.arch.to_dict(), params=model.num_params(), **(extra or {}))
     return write_model_folder(out_dir, model.state_dict(), info)
 
 
 def load_laq(path: str | os.PathLike, device: str | torch.device = "cpu") -> LAQModel:
-    "Load a LAQ model (in eval mode) from a folder written by `save_laq`, or its `model.json` / `model.safetensors`."
+    "Load a LAQ model (in eval mode) from a folder written by `save_laq`, or its `config.json` / `model.safetensors`."
     info, state, folder = read_model_folder(path, LAQ_FORMAT, "LAQ model", device)
     try: model = LAQModel(LAQArch.from_dict(info["arch"]))
-    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad LAQ arch: {e}", folder / MODEL_JSON) from e
+    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad LAQ arch: {e}", model_json(folder)) from e
     return load_weights(model, state, folder / WEIGHTS).to(device).eval()
 
 

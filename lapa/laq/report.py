@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from ..core import DataError, atomic_write, get_logger, read_json, write_json
 from .label import encode_pairs
 from .model import LAQModel, laq_dir, load_laq
+from ..train import MODEL_JSON, model_json
 
 log = get_logger("lapa.laq.report")
 
@@ -272,7 +273,7 @@ def laq_report_run(laq: str | os.PathLike, dataset: str | os.PathLike, out_dir: 
     out_dir = Path(out_dir)
     model = load_laq(laq)
     train, val = collect_pairs(dataset, "train", max_pairs, seed), collect_pairs(dataset, "val", max_pairs, seed)
-    r = dict(laq=str(laq), laq_steps=read_json(Path(laq) / "model.json").get("steps"), dataset=str(dataset),
+    r = dict(laq=str(laq), laq_steps=read_json(model_json(Path(laq)) or Path(laq) / MODEL_JSON).get("steps"), dataset=str(dataset),
              probe=probe_actions(model, train, val, ridge, seed), shuffle=shuffle_test(model, val, seed))
     r["transfer"], fig = latent_transfer(model, val, transfer_sources, transfer_targets)
     save_figure(fig, out_dir / "transfer.png")

@@ -17,7 +17,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..core import ConfigError, DataError, get_logger
-from ..train import MODEL_JSON, WEIGHTS, load_weights, plain, read_model_folder, write_model_folder
+from huggingface_hub import PyTorchModelHubMixin
+from ..train import MODEL_JSON, WEIGHTS, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
 from ..transforms import FieldError, NormStats, compose, model_transforms
 
 log = get_logger("lapa.low_level")
@@ -206,8 +207,18 @@ class FlowHead(nn.Sequential):
 LOW_LEVEL_HEADS = {"regression": RegressionHead, "flow": FlowHead}
 
 # %% ../../nbs/40_low_level.ipynb #32afb061
-class LowLevelPolicyModel(nn.Module):
-    "Latent tokens + observation (image, state) -> a normalised action chunk (B, horizon, A)."
+class LowLevelPolicyModel(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa", "robotics"]):
+    """Latent tokens + observation (image, state) -> a normalised action chunk (B, horizon, A). Shared the Hugging Face
+    way: `save_pretrained(folder)` / `LowLevelPolicyModel.from_pretrained(folder or hub id)`, statistics included."""
+
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_low_level(self, save_directory, extra={k: v for k, v in (getattr(self, "info", None) or {}).items()
+                                                    if k not in ("format", "arch", "normalization", "norm_stats", "params",
+                                                                 "weights", "weights_sha256")})
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, map_location: str = "cpu", **hub) -> "LowLevelPolicyModel":
+        return load_low_level(pretrained_folder(model_id, **hub), map_location)
 
     def __init__(self, arch: LowLevelArch | None = None, **overrides):
         super().__init__()
@@ -263,7 +274,7 @@ FORMAT = "lapa.low_level/1"
 
 
 def save_low_level(model: LowLevelPolicyModel, out_dir: str | os.PathLike, extra: dict | None = None) -> Path:
-    "Write the weights and `model.json` (arch, normalisation mode and statistics, `extra`); return the JSON path."
+    "Write the weights and `config.json` (arch, normalisation mode and statistics, `extra`); return the JSON path."
     if not model.norm_stats: raise DataError("the model has no normalisation statistics to save with it")
     info = dict(format=FORMAT, arch=model.arch.to_dict(), normalization=model.normalization,
                 norm_stats={k: v.to_dict() for k, v in model.norm_stats.items()}, params=model.num_params(), **(extra or {}))
@@ -273,9 +284,9 @@ def save_low_level(model: LowLevelPolicyModel, out_dir: str | os.PathLike, extra
 def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") -> LowLevelPolicyModel:
     "A low-level model in eval mode, with its `norm_stats`, `normalization` and `info`, from a `save_low_level` folder."
     info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
-    if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", folder / MODEL_JSON)
+    if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", model_json(folder))
     try: model = LowLevelPolicyModel(LowLevelArch.from_dict(info["arch"]))
-    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad arch: {e}", folder / MODEL_JSON) from e
+    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad arch: {e}", model_json(folder)) from e
     state = {("head." + k[len("velocity."):] if k.startswith("velocity.") else k): v for k, v in state.items()}   # flow heads saved before the heads were modules
     load_weights(model, state, folder / WEIGHTS)
     model.norm_stats = {k: NormStats.from_dict(v) for k, v in info["norm_stats"].items()}
