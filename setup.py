@@ -11,6 +11,7 @@ cfg = cfg['DEFAULT']
 requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
 openpi_requirements = cfg.get('openpi_requirements', '').split()   # openpi's client pins numpy<2: optional
+lerobot_requirements = cfg.get('lerobot_requirements', '').split()  # parquet, for data.source=lerobot
 console_scripts = cfg.get('console_scripts', '').split()
 readme = Path('README.md')
 
@@ -32,7 +33,8 @@ setuptools.setup(
     package_data={'lapa': ['conf/*.yaml', 'conf/**/*.yaml']},
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements + openpi_requirements, 'openpi': openpi_requirements},
+    extras_require={'dev': dev_requirements + openpi_requirements + lerobot_requirements, 'openpi': openpi_requirements,
+                    'lerobot': lerobot_requirements},
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

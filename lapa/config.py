@@ -26,20 +26,21 @@ from .core import ConfigError
 
 # %% auto #0
 __all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
-           'SimConfig', 'VideoSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig',
-           'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode',
-           'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
-           'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss',
-           'LowLevelConfig', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig',
-           'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted',
-           'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
+           'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy',
+           'WandbMode', 'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig',
+           'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
+           'LowLevelHead', 'ActionLoss', 'LowLevelConfig', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig',
+           'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
+           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
     "Where episodes come from."
     metaworld = "metaworld"
     videos = "videos"
+    lerobot = "lerobot"     # a LeRobot dataset on disk (format v2.x): frames, states, actions, instructions
 
 
 class OnError(str, Enum):
@@ -100,6 +101,16 @@ class VideoSourceConfig:
 
 
 @dataclass
+class LeRobotSourceConfig:
+    "A LeRobot dataset (format v2.x: meta/info.json, a parquet file and an mp4 per camera for each episode); nothing is downloaded."
+    root: Optional[str] = None            # the dataset folder, the one holding meta/info.json
+    camera: Optional[str] = None          # the video feature to use (e.g. observation.images.top); null: the first
+    image_size: int = "${data.sim.image_size}"  # type: ignore[assignment]  # frames are centre-cropped and resized to this
+    proprio: Optional[list[int]] = None   # the entries of observation.state a policy may see; null: all of them
+    max_episodes: Optional[int] = None    # read only the first N episodes
+
+
+@dataclass
 class ShardConfig:
     "How episodes become WebDataset shards of frame pairs."
     frame_gap_s: float = 0.1       # time between the two frames of a pair, in seconds
@@ -142,12 +153,15 @@ class DataConfig:
     out_dir: str = "${run_dir}/data"
     sim: SimConfig = field(default_factory=SimConfig)
     videos: VideoSourceConfig = field(default_factory=VideoSourceConfig)
+    lerobot: LeRobotSourceConfig = field(default_factory=LeRobotSourceConfig)
     shard: ShardConfig = field(default_factory=ShardConfig)
     labelled: LabelledConfig = field(default_factory=LabelledConfig)
 
     def _problems(self):
         if self.source == Source.videos and not self.videos.folder:
             return [("videos.folder", "must be set when data.source=videos")]
+        if self.source == Source.lerobot and not self.lerobot.root:
+            return [("lerobot.root", "must be set when data.source=lerobot (the folder holding meta/info.json)")]
         return []
 
 

@@ -40,6 +40,10 @@ def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:
                                         seed_start=s.seed_start, image_size=s.image_size, camera=s.camera,
                                         max_steps=s.max_steps, steps_after_success=s.steps_after_success,
                                         keep_failed=s.keep_failed, workers=s.workers)
+    elif cfg.data.source == "lerobot":
+        from lapa.lerobot import episodes_from_lerobot
+        r = cfg.data.lerobot
+        summary = sim.save_episodes(episodes_from_lerobot(r.root, r.camera, int(r.image_size), r.max_episodes), d)
     else:
         v = cfg.data.videos
         eps = sim.episodes_from_videos(v.folder, v.instructions, image_size=v.image_size, fps=v.fps,
@@ -64,10 +68,18 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
     for view in cfg.data.shard.views:
         extra = dict(source=Source(cfg.data.source).value, episodes=str(d))
         if cfg.data.source == Source.metaworld: extra["state_views"] = STATE_VIEWS   # what a policy may see of the state
+        if cfg.data.source == Source.lerobot: extra["state_views"] = _lerobot_views(cfg)
         infos[view] = write_dataset(load_episodes(d, shuffle_seed=cfg.data.shard.episode_shuffle_seed), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos
+
+
+def _lerobot_views(cfg: DictConfig) -> dict | None:
+    "The state views of the run's LeRobot dataset (None without `observation.state`)."
+    from lapa.lerobot import STATE, lerobot_info, lerobot_state_views
+    f = lerobot_info(cfg.data.lerobot.root)["features"].get(STATE)
+    return lerobot_state_views(int(f["shape"][0]), cfg.data.lerobot.proprio) if f else None
 
 
 def data_build(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict]:

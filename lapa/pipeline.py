@@ -116,7 +116,7 @@ def _verb(stage: str) -> Callable[[DictConfig], Any]:
 def _rd(cfg) -> Path: return Path(cfg.run_dir)
 
 
-_DATA_KEYS = ("data.source", "data.out_dir", "data.sim", "data.videos", "data.shard")
+_DATA_KEYS = ("data.source", "data.out_dir", "data.sim", "data.videos", "data.lerobot", "data.shard")
 _LAQ_KEYS = ("seed", "loader", "laq.num_tokens", "laq.codebook_size", "laq.dataset", "laq.model", "laq.train")
 _VLM_KEYS = ("foundation.model", "laq.num_tokens", "laq.codebook_size")
 _PRETRAIN_KEYS = ("seed", "loader", "foundation", "training", "observation", "laq.num_tokens", "laq.codebook_size")
