@@ -21,8 +21,8 @@ from .core import DataError, atomic_write, file_sha256, read_json, write_json
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
            'resolve_accelerator', 'parse_devices', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers',
-           'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder', 'write_model_folder',
-           'read_model_folder', 'load_weights']
+           'identity_diff', 'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder',
+           'write_model_folder', 'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -110,6 +110,16 @@ def finish_loggers(loggers: list, is_global_zero: bool = True) -> None:
     if not is_global_zero: return
     for lg in loggers:
         if type(lg).__name__ == "WandbLogger": lg.experiment.finish()
+
+# %% ../nbs/03_train.ipynb #ident02c
+def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
+    "`key: old -> new` for every dotted key whose value differs between two run identities."
+    out = []
+    for k in sorted(set(old) | set(new), key=str):
+        a, b, key = old.get(k), new.get(k), f"{prefix}{k}"
+        if isinstance(a, dict) and isinstance(b, dict): out += identity_diff(a, b, key + ".")
+        elif a != b: out.append(f"{key}: {a!r} -> {b!r}")
+    return out
 
 # %% ../nbs/03_train.ipynb #6e237a5a
 WEIGHTS, MODEL_JSON = "model.safetensors", "config.json"   # Hugging Face's names

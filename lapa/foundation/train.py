@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
-from ..train import lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
+from ..train import identity_diff, lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
@@ -36,11 +36,11 @@ from ..transforms import read_stats
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
            'PEAK_FLOPS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'make_scheduler', 'EMA',
            'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
-           'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'identity_diff', 'resolve_resume',
-           'full_model_state', 'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint',
-           'remove_checkpoint', 'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint',
-           'load_sharded_checkpoint', 'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation',
-           'export_weights', 'foundation_train', 'rank_main', 'main']
+           'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'resolve_resume', 'full_model_state',
+           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'remove_checkpoint',
+           'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint',
+           'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'export_weights', 'foundation_train',
+           'rank_main', 'main']
 
 # %% ../../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.foundation.train")
@@ -273,16 +273,6 @@ def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
             "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
             "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
             "datasets": [str(Path(p).resolve()) for p in datasets]}
-
-
-def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
-    "`key: old -> new` for every dotted key whose value differs between two run identities."
-    out = []
-    for k in sorted(set(old) | set(new), key=str):
-        a, b, key = old.get(k), new.get(k), f"{prefix}{k}"
-        if isinstance(a, dict) and isinstance(b, dict): out += identity_diff(a, b, key + ".")
-        elif a != b: out.append(f"{key}: {a!r} -> {b!r}")
-    return out
 
 
 def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:

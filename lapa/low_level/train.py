@@ -5,35 +5,44 @@
 # %% ../../nbs/41_low_level_train.ipynb #c8abd17d
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
 import lightning.pytorch as pl
+from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.plugins.io import TorchCheckpointIO
 import numpy as np
 import torch
 
-from ..core import DataError, get_logger, read_json, write_json
+from ..core import ConfigError, DataError, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
 from .model import (LowLevelArch, LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
-from ..train import finish_loggers, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
+from ..train import finish_loggers, identity_diff, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
 
 # %% auto #0
-__all__ = ['log', 'ARRAY_KEYS', 'LowLevelModule', 'ArrayDataset', 'prepare_arrays', 'low_level_dataset', 'foundation_latents',
-           'train_low_level', 'low_level_train']
+__all__ = ['log', 'ARRAY_KEYS', 'CHECKPOINTS', 'LAST', 'IDENTITY', 'LowLevelModule', 'EpochShuffle', 'ResumableLoader',
+           'AtomicCheckpointIO', 'ArrayDataset', 'prepare_arrays', 'low_level_dataset', 'foundation_latents',
+           'run_identity', 'resume_point', 'train_low_level', 'low_level_train']
 
 # %% ../../nbs/41_low_level_train.ipynb #bdd9f5c2
 class LowLevelModule(pl.LightningModule):
     "Low-level policy training in Lightning."
 
-    def __init__(self, arch: dict, lr: float = 1e-3, weight_decay: float = 1e-4, warmup_steps: int = 50, max_steps: int = 1000):
+    def __init__(self, arch: dict, lr: float = 1e-3, weight_decay: float = 1e-4, warmup_steps: int = 50, max_steps: int = 1000,
+                 seed: int = 0):
         super().__init__()
         self.save_hyperparameters()
         self.model = LowLevelPolicyModel(LowLevelArch.from_dict(arch))
+
+    def on_train_epoch_start(self) -> None:
+        "The random numbers of an epoch (the flow head's noise, observation dropout) come from `(seed, epoch)`: a resumed run draws them again."
+        torch.manual_seed(self.hparams.seed * 100_003 + self.current_epoch)
 
     def _loss(self, batch: dict) -> torch.Tensor:
         return self.model.loss(batch.get("latent"), batch, batch["actions"])
@@ -54,6 +63,57 @@ class LowLevelModule(pl.LightningModule):
 
 
 ARRAY_KEYS = ("image", "state", "actions", "latent")
+
+
+class EpochShuffle(torch.utils.data.Sampler):
+    "A shuffle drawn from `(seed, epoch)` (the epoch set by `ResumableLoader`, which knows it across a resume)."
+
+    def __init__(self, n: int, seed: int):
+        self.n, self.seed, self.epoch = n, seed, 0
+
+    def __len__(self) -> int: return self.n
+
+    def __iter__(self):
+        return iter(torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)).tolist())
+
+
+class ResumableLoader(torch.utils.data.DataLoader):
+    """A loader over an `EpochShuffle` that knows which epoch it is in and how many of its batches it has handed out.
+    Lightning keeps both in its checkpoints (`state_dict`) and gives them back on resume (`load_state_dict`): the
+    resumed epoch draws the same order and skips what was done. (Lightning's own epoch count for samplers is off by
+    one when a run resumes from a checkpoint written at an epoch's end, so the loader counts for itself.)"""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if not isinstance(self.sampler, EpochShuffle): raise TypeError("ResumableLoader needs an EpochShuffle sampler")
+        self.epoch, self.served, self._resume = -1, 0, None
+
+    def __iter__(self):
+        (self.epoch, skip), self._resume = self._resume or (self.epoch + 1, 0), None
+        self.sampler.epoch, self.served = self.epoch, 0
+        it = super().__iter__()
+        for _ in range(skip):
+            if next(it, None) is None: break
+            self.served += 1
+        for batch in it:
+            self.served += 1
+            yield batch
+
+    def state_dict(self) -> dict: return {"epoch": self.epoch, "served": self.served}
+    def load_state_dict(self, state: dict) -> None: self._resume = (int(state["epoch"]), int(state["served"]))
+
+
+class AtomicCheckpointIO(TorchCheckpointIO):
+    "Lightning's checkpoints written whole (into `NAME.tmp`, then renamed) and read back without unpickling objects."
+
+    def save_checkpoint(self, checkpoint: dict, path, storage_options=None) -> None:
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        super().save_checkpoint(checkpoint, tmp, storage_options)
+        os.replace(tmp, path)
+
+    def load_checkpoint(self, path, map_location=None, weights_only=None) -> dict:
+        return super().load_checkpoint(path, map_location=map_location or (lambda storage, loc: storage), weights_only=True)
 
 
 class ArrayDataset(torch.utils.data.Dataset):
@@ -89,8 +149,36 @@ def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 25
 
 
 
-def train_low_level(cfg, progress: bool = True) -> dict:
-    "Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary."
+CHECKPOINTS, LAST, IDENTITY = "checkpoints", "last.ckpt", "identity.json"
+
+
+def run_identity(cfg, dataset: Path, state_view: dict | None) -> dict:
+    "What makes a low-level run this run: its settings (not its device or logging), seed, data and state view."
+    from omegaconf import OmegaConf
+    lc = OmegaConf.to_container(cfg.low_level, resolve=True, enum_to_str=True)
+    return dict(low_level={k: v for k, v in lc.items() if k not in ("accelerator", "wandb")}, seed=int(cfg.seed),
+                dataset=str(Path(dataset).resolve()), state_view=state_view)
+
+
+def resume_point(out_dir: Path, identity: dict) -> Path | None:
+    """The checkpoint to continue from: this run's `checkpoints/last.ckpt` (None when there is none, and the identity is
+    written for the run about to start); another run's is a `ConfigError` naming what differs."""
+    folder = out_dir / CHECKPOINTS
+    if (folder / LAST).is_file():
+        saved = read_json(folder / IDENTITY) if (folder / IDENTITY).is_file() else {}
+        if (diff := identity_diff(saved, identity)):
+            raise ConfigError(f"{folder} holds the checkpoint of a low-level run with other settings ({'; '.join(diff[:6])}); "
+                              f"remove {folder} (or choose another run_dir) to start afresh")
+        log.info("continuing the low-level run from %s", folder / LAST)
+        return folder / LAST
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / IDENTITY, identity)
+    return None
+
+
+def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -> dict:
+    """Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary.
+    A checkpoint at the end of every epoch lets a killed run continue where it was (`callbacks`: extra Lightning callbacks)."""
     from omegaconf import OmegaConf
     from lapa.shards import state_indices
     lc, dataset, out_dir = cfg.low_level, low_level_dataset(cfg), low_level_dir(cfg)
@@ -120,28 +208,32 @@ def train_low_level(cfg, progress: bool = True) -> dict:
     if arch.use_latents and int(train["latent"].max()) >= arch.codebook_size:
         raise DataError(f"latent codes reach {int(train['latent'].max())}, the codebook has {arch.codebook_size}", dataset)
     pl.seed_everything(cfg.seed, workers=True, verbose=False)
-    module = LowLevelModule(arch.to_dict(), lr=lc.lr, weight_decay=lc.weight_decay, warmup_steps=lc.warmup_steps, max_steps=lc.max_steps)
+    module = LowLevelModule(arch.to_dict(), lr=lc.lr, weight_decay=lc.weight_decay, warmup_steps=lc.warmup_steps, max_steps=lc.max_steps,
+                            seed=int(cfg.seed))
     module.model.norm_stats, module.model.normalization = stats, mode
     bs = min(lc.batch_size, len(train["actions"]))
     state_view = dict(view=view, indices=idx) if idx else None   # the rest of the state never reaches the model
     module.model.state_view = state_view
-    loader = torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(train, arch, stats, mode, state_view)), batch_size=bs, shuffle=True,
-                                         drop_last=True, generator=torch.Generator().manual_seed(cfg.seed))
+    arrays = ArrayDataset(prepare_arrays(train, arch, stats, mode, state_view))
+    loader = ResumableLoader(arrays, batch_size=bs, sampler=EpochShuffle(len(arrays), int(cfg.seed)), drop_last=True)
     val_loader = (torch.utils.data.DataLoader(ArrayDataset(prepare_arrays(val, arch, stats, mode, state_view)), batch_size=256)
                   if val is not None else None)
     out_dir.mkdir(parents=True, exist_ok=True)
+    resume = resume_point(out_dir, run_identity(cfg, dataset, state_view))
     accel, wandb_mode = resolve_accelerator(lc.accelerator), plain(lc.wandb)
     log.info("low-level (%s%s): %s params, %d labelled episodes, %d samples, %d steps", arch.head,
              "" if arch.use_latents else ", scratch", f"{module.model.num_params():,}", len(episodes), len(train["actions"]), lc.max_steps)
     with wandb_env(out_dir, wandb_mode):
         loggers = lightning_loggers(out_dir, wandb_mode, "lapa", f"{cfg.name}-{out_dir.name}")
-        trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers,
-                             enable_checkpointing=False, enable_model_summary=False, enable_progress_bar=progress,
+        every_epoch = ModelCheckpoint(dirpath=out_dir / CHECKPOINTS, filename=LAST.removesuffix(".ckpt"), save_top_k=1, monitor=None,
+                                      every_n_epochs=1, save_on_train_epoch_end=True, enable_version_counter=False)
+        trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers, plugins=[AtomicCheckpointIO()],
+                             callbacks=[every_epoch, *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
                              log_every_n_steps=max(1, min(50, lc.max_steps // 10)), num_sanity_val_steps=0,
                              check_val_every_n_epoch=None, val_check_interval=lc.max_steps if val_loader else None,
                              limit_val_batches=1.0 if val_loader else 0, default_root_dir=out_dir)
         t0 = time.time()
-        trainer.fit(module, loader, val_loader)
+        trainer.fit(module, loader, val_loader, ckpt_path=resume, weights_only=True)
         seconds = time.time() - t0
         finish_loggers(loggers)
     model = module.model.cpu().eval()
@@ -150,7 +242,7 @@ def train_low_level(cfg, progress: bool = True) -> dict:
                    latent_source=lc.latent_source if arch.use_latents else None, foundation_agreement=agreement,
                    labelled_episodes=len(episodes), train_samples=int(len(train["actions"])),
                    eval_split="val" if val is not None else "train", eval=ev, params=model.num_params(), dataset=str(dataset),
-                   device=accel)
+                   device=accel, resumed_from=str(resume) if resume else None)
     save_low_level(model, out_dir, extra=dict(summary=summary, episodes=episodes, state_view=state_view,
                                               config=OmegaConf.to_container(lc, resolve=True, enum_to_str=True)))
     write_json(out_dir / "summary.json", summary)
