@@ -403,7 +403,7 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
 
     @property
     def tokens_per_sample(self) -> int:
-        "LM sequence length of one sample: image patches + instruction tokens + the head's positions."
+        "LM sequence length of one sample, at most: image patches + `max_text_len` instruction tokens + the head's positions."
         return self.num_image_tokens + self.max_text_len + self.head_tokens
 
     def blocks(self) -> list[nn.Module]:
@@ -428,7 +428,7 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         x = x.to(self.device, non_blocking=True).float().div_(255)
         if x.shape[-2:] != (self.image_size, self.image_size):
             x = F.interpolate(x, size=(self.image_size, self.image_size), mode="bilinear", antialias=True, align_corners=False)
-        tok = self.tokenizer(list(instructions), padding="max_length", truncation=True, max_length=self.max_text_len,
+        tok = self.tokenizer(list(instructions), padding="longest", truncation=True, max_length=self.max_text_len,
                              return_tensors="pt")
         return dict(pixels=(x - self.image_mean) / self.image_std,
                     text_ids=tok["input_ids"].to(self.device, non_blocking=True),
