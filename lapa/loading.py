@@ -406,10 +406,21 @@ class ShardLoader:
         self.partial_batches, self.spec, self.equalize = partial_batches, spec, equalize
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
+        self.current, self.served, self._resume = epoch, 0, None
 
     def set_epoch(self, epoch: int) -> None:
         "The epoch the next pass reads (it sets the shard and sample shuffles)."
         self.epoch = epoch
+
+    def state_dict(self) -> dict:
+        "Where the loader is: the epoch of the current (or last) pass and the batches it has handed out in it."
+        return {"epoch": self.current, "served": self.served}
+
+    def load_state_dict(self, state: dict) -> None:
+        "Continue from `state_dict()`'s position: the next pass reads that epoch again and skips the batches handed out."
+        self._resume = (int(state["epoch"]), int(state["served"]))
+
+    def __len__(self) -> int: return self.num_batches()
 
     def stream(self, epoch: int | None = None) -> ShardStream:
         "The pipeline dataset of this rank for `epoch` (default: the next pass)."
@@ -444,14 +455,17 @@ class ShardLoader:
         return min(b) if self.equalize else b[self.rank]
 
     def dataloader(self, epoch: int | None = None) -> DataLoader:
-        "The `DataLoader(batch_size=None)` over this rank's stream for `epoch`."
+        """The `DataLoader(batch_size=None)` over this rank's stream for `epoch`. Its generator is its own (seeded by
+        the epoch), so starting a pass draws nothing from the global random state a resumed run restores."""
+        e = self.epoch if epoch is None else epoch
         kw = dict(timeout=self.timeout_s, persistent_workers=False) if self.num_workers else {}
-        return DataLoader(self.stream(epoch), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
-                          pin_memory=self.pin_memory, **kw)
+        return DataLoader(self.stream(e), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
+                          pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 
     def __iter__(self) -> Iterator[dict]:
-        epoch, limit = self.epoch, self.num_batches() if self.equalize else None
-        self.epoch += 1
+        (epoch, skip), self._resume = self._resume or (self.epoch, 0), None
+        limit = self.num_batches() if self.equalize else None
+        self.epoch, self.current, self.served = epoch + 1, epoch, 0
         st = self.stats; st["passes"] += 1
         n = skipped = 0
         batches = iter(self.dataloader(epoch))
@@ -464,7 +478,9 @@ class ShardLoader:
                     raise e
                 if b["size"] == 0: continue
                 if limit is not None and n >= limit: break
-                n += 1; st["batches"] += 1; st["samples"] += b["size"]
+                n += 1; self.served = n
+                if n <= skip: continue   # a resumed pass: handed out (and trained on) before the checkpoint
+                st["batches"] += 1; st["samples"] += b["size"]
                 yield b
         finally:
             stop_workers(batches)

@@ -48,9 +48,28 @@ class LAQModule(pl.LightningModule):
                        "train/lr": torch.tensor(self.lr_schedulers().get_last_lr()[0])}, batch_size=bs)
         return out.loss
 
-    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        "Dead-code restarts after step 1 and every `restart_every` steps, done before the next step (after any checkpoint of the last)."
         every, step = self.model.arch.restart_every, self.global_step
-        if every and (step == 1 or step % every == 0): self.model.restart_dead_codes()
+        if every and step and (step == 1 or step % every == 0): self.model.restart_dead_codes()
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        """What a resumed run needs beyond the weights: the random state (NSVQ's noise and the restarts draw from it) and
+        the encoder outputs the next dead-code restart samples from."""
+        checkpoint["rng_torch"] = torch.get_rng_state()
+        if self.device.type == "cuda": checkpoint["rng_cuda"] = torch.cuda.get_rng_state(self.device)
+        if getattr(self.model.quantizer, "_last_z", None) is not None: checkpoint["quantizer_last_z"] = self.model.quantizer._last_z.cpu()
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        self._rng = (checkpoint.get("rng_torch"), checkpoint.get("rng_cuda"))
+        if "quantizer_last_z" in checkpoint: self.model.quantizer._last_z = checkpoint["quantizer_last_z"]
+
+    def on_train_start(self) -> None:
+        cpu, cuda = getattr(self, "_rng", (None, None))
+        if cpu is not None: torch.set_rng_state(cpu)
+        if cuda is not None and self.device.type == "cuda": torch.cuda.set_rng_state(cuda, self.device)
+        q = self.model.quantizer
+        if getattr(q, "_last_z", None) is not None: q._last_z = q._last_z.to(self.device)
 
     def on_train_end(self) -> None:
         "Under DDP, check that every rank ended with the same codebook (restarts are broadcast from rank 0)."
@@ -93,8 +112,9 @@ def resume_checkpoint(resume: str, out_dir: Path) -> Path | None:
     return Path(resume)
 
 # %% ../../nbs/20a_laq_train.ipynb #6ff9f35b
-def train_laq(cfg) -> dict:
-    "Train LAQ as `cfg` says; write checkpoints, final weights and `summary.json` under `run_dir/laq`; return the summary."
+def train_laq(cfg, callbacks: list | None = None) -> dict:
+    """Train LAQ as `cfg` says; write checkpoints, final weights and `summary.json` under `run_dir/laq`; return the summary
+    (`callbacks`: extra Lightning callbacks)."""
     from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
     from omegaconf import OmegaConf
     from lapa.loading import LAPADataModule
@@ -118,7 +138,7 @@ def train_laq(cfg) -> dict:
         trainer = pl.Trainer(
             max_steps=tc.max_steps, accelerator=plain(tc.accelerator), devices=parse_devices(tc.devices),
             num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, tc.accelerator),
-            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every)],
+            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,
             limit_val_batches=tc.eval_batches if tc.val_every else 0, num_sanity_val_steps=0,
             default_root_dir=out_dir, enable_model_summary=False, use_distributed_sampler=False)
