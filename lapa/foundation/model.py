@@ -391,7 +391,17 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
     def init_weights(self) -> None:
         """Fresh random weights and recomputed buffers everywhere (Hugging Face's init for the tower and the LM): the
         step after `to_empty` for a model built on the meta device. Pretrained weights are lost."""
+        for m in self.modules():   # transformers marks modules it initialised once (on the meta device too) and skips them
+            if getattr(m, "_is_hf_initialized", False): m._is_hf_initialized = False
         self.vision.init_weights(); self.lm.init_weights(); self._init_own()
+        with torch.no_grad():   # older transformers (4.56) leave position ids and rotary frequencies as `to_empty` left them
+            for m in self.modules():
+                ids = m._buffers.get("position_ids")
+                if ids is not None and not ids.is_floating_point(): ids.copy_(torch.arange(ids.shape[-1], device=ids.device).expand_as(ids))
+                if callable(getattr(m, "rope_init_fn", None)) and m._buffers.get("inv_freq") is not None:
+                    inv_freq = m.rope_init_fn(m.config, m.inv_freq.device)[0].to(m.inv_freq.dtype)
+                    m.inv_freq.copy_(inv_freq)
+                    if isinstance(getattr(m, "original_inv_freq", None), torch.Tensor): m.original_inv_freq = inv_freq.clone()
 
     @property
     def device(self) -> torch.device: return self.projector[0].weight.device
