@@ -151,15 +151,15 @@ def norm_stats_from_json(stats: Mapping, rename: Mapping[str, str] | None = None
 
 
 def read_stats(path: str | os.PathLike) -> dict:
-    """A dataset's `stats.json`, checked: every entry's mean/std/q01/q99 are equally long lists of finite numbers, std
-    >= 0 and q01 <= q99. Anything else raises `DataError` naming the file, the entry and the field."""
+    """A dataset's `stats.json`, checked: every entry's mean/std/q01/q99/min/max are equally long lists of finite numbers,
+    std >= 0, q01 <= q99 and min <= max. Anything else raises `DataError` naming the file, the entry and the field."""
     path = Path(path)
     stats = read_json(path)
     if not isinstance(stats, dict): raise DataError(f"stats.json must hold an object of entries, got {type(stats).__name__}", path)
     for key, entry in stats.items():
         if not isinstance(entry, dict): raise DataError(f"entry {key!r} must be an object, got {type(entry).__name__}", path)
         arrays = {}
-        for f in NORM_FIELDS:
+        for f in (*NORM_FIELDS, "min", "max"):
             if entry.get(f) is None: continue
             try: a = np.asarray(entry[f], dtype=np.float64).reshape(-1)
             except (TypeError, ValueError): raise DataError(f"{key}.{f} must be a list of numbers", path) from None
@@ -168,7 +168,8 @@ def read_stats(path: str | os.PathLike) -> dict:
         if len({len(a) for a in arrays.values()}) > 1:
             raise DataError(f"{key}: the fields have different lengths {({f: len(a) for f, a in arrays.items()})}", path)
         if "std" in arrays and (arrays["std"] < 0).any(): raise DataError(f"{key}.std has negative values", path)
-        if "q01" in arrays and "q99" in arrays and (arrays["q01"] > arrays["q99"]).any(): raise DataError(f"{key}: q01 exceeds q99", path)
+        for lo, hi in (("q01", "q99"), ("min", "max")):
+            if lo in arrays and hi in arrays and (arrays[lo] > arrays[hi]).any(): raise DataError(f"{key}: {lo} exceeds {hi}", path)
     return stats
 
 # %% ../nbs/50_transforms.ipynb #e5c4fda6
