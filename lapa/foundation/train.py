@@ -772,6 +772,7 @@ def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] 
         cfg = load_cfg(argv)
         if launch_rank() == 0: log_to_file(stage_folder(cfg) / "out.log")
         run(cfg)
+        if dist.is_available() and dist.is_initialized(): dist.barrier()   # no rank tears the group down while another still talks
         return 0
     try: return exit_code_of(prog, go)
     finally:   # a process group left to the interpreter's exit can abort the rank ("terminate called ...")
