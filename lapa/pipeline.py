@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from .config import record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
-from .stages import STAGES
+from .stages import STAGES, stage_out
 
 log = get_logger("lapa.pipeline")
 
@@ -113,6 +113,11 @@ def _verb(stage: str) -> Callable[[DictConfig], Any]:
     return run
 
 
+def _stage_folder(stage: str) -> Callable[[DictConfig], Path]:
+    "The folder `stage` writes, as the stage table says (`lapa.stages.stage_out`): one place for the CLI and the pipeline."
+    return lambda c: stage_out(c, stage)
+
+
 def _rd(cfg) -> Path: return Path(cfg.run_dir)
 
 
@@ -131,33 +136,31 @@ def _eval_out(cfg, arm: str, tag: str) -> dict:
 
 def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, test_episodes: int | None) -> list[Stage]:
     "The subset, the arms' fine-tuning and evaluation (and the hierarchical pair) of one label count and training seed."
-    from lapa.foundation.finetune import INIT_STAGES, finetune_dir
-    from lapa.labelled import labelled_dir
-    from lapa.low_level.model import low_level_dir
+    from lapa.foundation.finetune import INIT_STAGES
     tag, dir_tag = f"n{n}_s{seed}", f"n{n}-s{seed}"
     run = {"seed": seed, "data.labelled.episodes_per_task": n}
     ev = {"eval.episodes_per_task": test_episodes} if test_episodes else {}
     subset = f"subset_{tag}"
     out = [Stage(subset, _verb("subset"), ("seed", "data.labelled"), ("data", "labels"),
-                 lambda c: labelled_dir(c), ("dataset.json",), sets=lambda c: dict(run), group="subset",
+                 _stage_folder("subset"), ("dataset.json",), sets=lambda c: dict(run), group="subset",
                  help="the labelled subset: a few episodes per task, drawn by the seed, with their own statistics")]
     for arm in cfg.benchmark.arms:
         ft = f"finetune_{arm}_{tag}"
         arm_sets = {**run, "finetune.init": arm, "policy.kind": "vla"}
         out.append(Stage(ft, _verb("finetune"), _FINETUNE_KEYS, (subset, INIT_STAGES[arm]),
-                         lambda c: finetune_dir(c), ("model/model.safetensors", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
+                         _stage_folder("finetune"), ("model/model.safetensors", "summary.json"), sets=lambda c, s=arm_sets: dict(s),
                          group=f"finetune_{arm}", help=f"fine-tuning from {ARM_NAMES[arm]}'s initialisation on the labelled subset"))
-        out.append(Stage(f"eval_{arm}_{tag}", eval_stage_fn(ARM_NAMES[arm], _vla_spec), _EVAL_KEYS, (ft,), lambda c: Path(c.eval.out_dir),
+        out.append(Stage(f"eval_{arm}_{tag}", eval_stage_fn(ARM_NAMES[arm], _vla_spec), _EVAL_KEYS, (ft,), _stage_folder("eval"),
                          ("results.json",), sets=lambda c, s=arm_sets, a=arm: {**s, **_eval_out(c, a, dir_tag), **ev},
                          group=f"eval_{arm}", help=f"{ARM_NAMES[arm]} closed loop"))
     if hierarchical:
         for name, latents, inputs in (("low_level", True, (subset, "foundation")), ("low_level_scratch", False, (subset,))):
             ll_sets = {**run, "low_level.use_latents": latents, "training.out_dir": str(_rd(cfg) / "foundation")}
-            out.append(Stage(f"{name}_{tag}", _verb("low_level"), _LOW_LEVEL_KEYS, inputs, lambda c: low_level_dir(c),
+            out.append(Stage(f"{name}_{tag}", _verb("low_level"), _LOW_LEVEL_KEYS, inputs, _stage_folder("low_level"),
                              ("model.safetensors", "summary.json"), sets=lambda c, s=ll_sets: dict(s), group=name,
                              help="the hierarchical path: foundation latents -> low-level policy" if latents else "the low-level policy without latents"))
             out.append(Stage(f"eval_{name}_{tag}", eval_stage_fn(ARM_NAMES[name], _hierarchical_spec), _EVAL_KEYS + ("low_level",),
-                             (f"{name}_{tag}",), lambda c: Path(c.eval.out_dir), ("results.json",),
+                             (f"{name}_{tag}",), _stage_folder("eval"), ("results.json",),
                              sets=lambda c, s=ll_sets, a=name: {**s, **_eval_out(c, a, dir_tag), **ev}, group=f"eval_{name}",
                              help=f"{ARM_NAMES[name]} closed loop"))
     return out
@@ -176,26 +179,26 @@ def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     from lapa.foundation.finetune import vlm_dir
     b = cfg.benchmark
     stages = [
-        Stage("data", _verb("data"), _DATA_KEYS, (), lambda c: Path(c.data.out_dir), ("video/dataset.json", "actions/dataset.json"),
+        Stage("data", _verb("data"), _DATA_KEYS, (), _stage_folder("data"), ("video/dataset.json", "actions/dataset.json"),
               help="expert episodes -> shards (the video view without actions, the actions view)"),
-        Stage("laq", _verb("laq"), _LAQ_KEYS, ("data",), lambda c: _rd(c) / "laq", ("summary.json",), help="LAQ on the video view"),
-        Stage("labels", _verb("labels"), ("laq.label",), ("data", "laq"), lambda c: Path(c.laq.label.out_dir),
+        Stage("laq", _verb("laq"), _LAQ_KEYS, ("data",), _stage_folder("laq"), ("summary.json",), help="LAQ on the video view"),
+        Stage("labels", _verb("labels"), ("laq.label",), ("data", "laq"), _stage_folder("labels"),
               ("video/dataset.json", "actions/dataset.json"), help="latent labels of both views"),
-        Stage("laq_report", _verb("laq_report"), ("seed", "laq.report"), ("data", "laq"), lambda c: Path(c.laq.report.out_dir),
+        Stage("laq_report", _verb("laq_report"), ("seed", "laq.report"), ("data", "laq"), _stage_folder("laq_report"),
               ("report.md",), help="LAQ diagnostics"),
-        Stage("vlm", _verb("vlm"), _VLM_KEYS, (), vlm_dir, ("model/model.safetensors",),
+        Stage("vlm", _verb("vlm"), _VLM_KEYS, (), _stage_folder("vlm"), ("model/model.safetensors",),
               help="the VLM every arm starts from (random with foundation.model.init_seed, or a local VLM)"),
-        Stage("foundation", _verb("foundation"), _PRETRAIN_KEYS, ("labels", "vlm"), lambda c: Path(c.training.out_dir),
+        Stage("foundation", _verb("foundation"), _PRETRAIN_KEYS, ("labels", "vlm"), _stage_folder("foundation"),
               ("model", "summary.json"), sets=lambda c: {"foundation.predict": "latents", "foundation.dataset": None,
                                                          "foundation.init": str(vlm_dir(c) / "model"), "training.out_dir": str(_rd(c) / "foundation")},
               help="LAPA's pretraining: the VLM predicts the latents of every episode's video"),
     ]
     if "action_vla" in b.arms:
-        stages.append(Stage("action_vla", _verb("foundation"), _PRETRAIN_KEYS, ("data", "vlm"), lambda c: Path(c.training.out_dir),
+        stages.append(Stage("action_vla", _verb("foundation"), _PRETRAIN_KEYS, ("data", "vlm"), _stage_folder("foundation"),
                             ("model", "summary.json"), sets=lambda c: {"foundation.predict": "actions", "foundation.dataset": None,
                                                                        "foundation.init": str(vlm_dir(c) / "model"), "training.out_dir": str(_rd(c) / "action_vla")},
                             help="ActionVLA's pretraining: the VLM predicts the action chunks of every episode"))
-    stages.append(Stage("eval_expert", eval_stage_fn("expert", _expert_spec), _EVAL_KEYS, (), lambda c: Path(c.eval.out_dir), ("results.json",),
+    stages.append(Stage("eval_expert", eval_stage_fn("expert", _expert_spec), _EVAL_KEYS, (), _stage_folder("eval"), ("results.json",),
                         sets=lambda c: _eval_out(c, "expert", "test"), help="the scripted expert on the test seeds"))
     for n, seed, main in benchmark_runs(cfg):
         stages += _per_seed_stages(cfg, n, seed, hierarchical=main and bool(b.hierarchical),
