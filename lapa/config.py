@@ -66,6 +66,15 @@ def _positive(obj, *names) -> list[tuple[str, str]]:
     return [(n, f"must be > 0, got {getattr(obj, n)}") for n in names if not getattr(obj, n) > 0]
 
 
+def _frozen_problems(obj) -> list[tuple[str, str]]:
+    "`trunk_frozen_samples` is >= 0 and leaves samples for the whole model to train."
+    n, total = obj.trunk_frozen_samples, obj.total_train_samples
+    if n < 0: return [("trunk_frozen_samples", f"must be >= 0, got {n}")]
+    if n and total is not None and n >= total:
+        return [("trunk_frozen_samples", f"{n} leaves nothing of total_train_samples={total} for the whole model")]
+    return []
+
+
 @dataclass
 class SimConfig:
     "Meta-World expert episodes."
@@ -506,9 +515,11 @@ class FinetuneConfig:
     ema_decay: float = 0.0
     num_checkpoints: int = 2
     aux_latent_weight: float = 0.0    # > 0: the query positions also predict LAQ's codes of the labelled subset (every arm alike)
+    trunk_frozen_samples: int = 0     # the first samples train only the head (action head, queries, state projection), then all
 
     def _problems(self):
         p = _positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")
+        p += _frozen_problems(self)
         for n in ("warmup_steps", "weight_decay", "aux_latent_weight"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
@@ -589,6 +600,7 @@ class TrainingConfig:
     min_lr_ratio: float = 0.1         # linear warm-up, then cosine decay to min_lr_ratio * lr at the last step
     warmup_steps: int = 100
     weight_decay: float = 0.01
+    trunk_frozen_samples: int = 0     # the first samples train only what is not the model's trunk (its head), then all
     grad_clip: float = 1.0            # 0: no clipping
     ema_decay: float = 0.0            # 0: no EMA; else an fp32 EMA of the weights, exported as the final model
     precision: Precision = Precision.auto
@@ -611,6 +623,7 @@ class TrainingConfig:
         p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
         for n in ("warmup_steps", "weight_decay", "grad_clip"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
+        p += _frozen_problems(self)
         if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
         if not 0 <= self.min_lr_ratio <= 1: p.append(("min_lr_ratio", f"must be in [0, 1], got {self.min_lr_ratio}"))
         if self.num_nodes is not None and self.num_nodes < 1: p.append(("num_nodes", f"must be >= 1, got {self.num_nodes}"))

@@ -44,7 +44,7 @@ def foundation_init(cfg, args: list[str] | None = None) -> Path:
 # %% ../../nbs/32_finetune.ipynb #2453668c
 INIT_STAGES = {"scratch": "vlm", "lapa": "foundation", "action_vla": "action_vla"}
 FINETUNE_TRAINING = ("total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "min_lr_ratio", "warmup_steps",
-                     "weight_decay", "ema_decay", "num_checkpoints")
+                     "weight_decay", "ema_decay", "num_checkpoints", "trunk_frozen_samples")
 
 
 def init_checkpoint(cfg) -> Path:

@@ -342,6 +342,7 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
     (`spec['predict']`). `spec` is the JSON-serialisable description `save_foundation` writes. Shared the Hugging Face
     way: `save_pretrained(folder)` / `FoundationVLA.from_pretrained(folder or hub id)` (`config.json`, `model.safetensors`,
     the tokenizer's files, a model card)."""
+    trunk_prefixes = ("vision.", "projector.", "lm.")   # what pretraining trains and fine-tuning keeps; the rest are heads
 
     def _save_pretrained(self, save_directory: Path) -> None:
         save_foundation(self, save_directory)
@@ -752,7 +753,7 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     return model.to(device).eval()
 
 # %% ../../nbs/30_foundation.ipynb #1fe9c530
-TRUNK = ("vision.", "projector.", "lm.")
+TRUNK = FoundationVLA.trunk_prefixes
 ARCH_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
                "num_key_value_heads", "image_size", "patch_size", "vocab_size")
 

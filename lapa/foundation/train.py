@@ -34,7 +34,7 @@ from ..transforms import read_stats
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
-           'PEAK_FLOPS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'make_scheduler', 'EMA',
+           'PEAK_FLOPS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
            'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
            'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'remove_checkpoint',
@@ -86,19 +86,40 @@ def plan_run(training_cfg, budget: Budget, world_size: int) -> RunPlan:
                    budget.total // gbs, budget.per_window // gbs)
 
 # %% ../../nbs/31_trainer.ipynb #c7d8e65d
+def _frozen_steps(training_cfg) -> int:
+    "Optimizer steps at the start during which the trunk holds still (`trunk_frozen_samples`, in whole batches)."
+    return int(training_cfg.get("trunk_frozen_samples") or 0) // int(training_cfg.global_batch_size)
+
+
 def make_optimizer(model: nn.Module, training_cfg) -> torch.optim.AdamW:
-    "AdamW over the trainable parameters; weight decay on matrices only."
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": float(training_cfg.weight_decay)},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW([g for g in groups if g["params"]], lr=float(training_cfg.lr), betas=(0.9, 0.95))
+    """AdamW over the trainable parameters; weight decay on matrices only. With `trunk_frozen_samples`, the groups are
+    split once more by whether a parameter belongs to the model's trunk (`model.trunk_prefixes`), marked `trunk`."""
+    split = _frozen_steps(training_cfg) > 0
+    prefixes = tuple(getattr(model, "trunk_prefixes", None) or ())
+    if split and not prefixes:
+        raise ConfigError(f"training.trunk_frozen_samples={training_cfg.trunk_frozen_samples}: {type(model).__name__} "
+                          "names no trunk (`trunk_prefixes`) to hold still")
+    groups: dict[tuple[bool, bool], list[nn.Parameter]] = {}
+    for name, p in model.named_parameters():
+        if p.requires_grad: groups.setdefault((split and name.startswith(prefixes), p.ndim >= 2), []).append(p)
+    wd = float(training_cfg.weight_decay)
+    return torch.optim.AdamW([{"params": groups[k], "weight_decay": wd if k[1] else 0.0, **({"trunk": k[0]} if split else {})}
+                              for k in [(t, d) for t in (False, True) for d in (True, False)] if k in groups],
+                             lr=float(training_cfg.lr), betas=(0.9, 0.95))
+
+
+def after_frozen(step: int, frozen_steps: int, warmup_steps: int, total_steps: int, min_lr_ratio: float) -> float:
+    "0 for the first `frozen_steps`, then `warmup_cosine` over the steps that remain."
+    return 0.0 if step < frozen_steps else warmup_cosine(step - frozen_steps, warmup_steps, total_steps - frozen_steps, min_lr_ratio)
 
 
 def make_scheduler(optimizer: torch.optim.Optimizer, training_cfg, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    "Warm-up + cosine over `total_steps` as a `LambdaLR` (its state is a plain dict, saved as JSON)."
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, functools.partial(
-        warmup_cosine, warmup_steps=int(training_cfg.warmup_steps), total_steps=total_steps,
-        min_lr_ratio=float(training_cfg.min_lr_ratio)))
+    """Warm-up + cosine over `total_steps` as a `LambdaLR` (its state is a plain dict, saved as JSON); trunk groups
+    (see `make_optimizer`) wait at 0 for `trunk_frozen_samples`, then warm up and decay over the rest of the run."""
+    kw = dict(warmup_steps=int(training_cfg.warmup_steps), total_steps=total_steps, min_lr_ratio=float(training_cfg.min_lr_ratio))
+    run = functools.partial(warmup_cosine, **kw)
+    trunk = functools.partial(after_frozen, frozen_steps=_frozen_steps(training_cfg), **kw)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, [trunk if g.get("trunk") else run for g in optimizer.param_groups])
 
 # %% ../../nbs/31_trainer.ipynb #a07dd262
 def _is_dtensor(t: torch.Tensor) -> bool:
