@@ -10,7 +10,7 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, exit_code_of, launch_rank, log_to_file, resolve_callable
+from .core import ConfigError, exit_code_of, is_override, launch_rank, log_to_file, resolve_callable
 from .stages import STAGES
 
 # %% auto #0
@@ -53,15 +53,10 @@ VERBS: dict[tuple[str, ...], Verb] = {
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928
-def _is_override(word: str) -> bool:
-    "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
-    return "=" in word or word.startswith("~")
-
-
 def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[str], list[str]]:
     "Split `argv` into (verb path, positional args, Hydra overrides); unknown verbs raise `ConfigError`."
-    words = [a for a in argv if not _is_override(a)]
-    overrides = [a for a in argv if _is_override(a)]
+    words = [a for a in argv if not is_override(a)]
+    overrides = [a for a in argv if is_override(a)]
     for n in (2, 1):
         if tuple(words[:n]) in VERBS: return tuple(words[:n]), words[n:], overrides
     known = sorted({v[0] for v in VERBS})
@@ -155,11 +150,11 @@ def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) ->
     "The jobs, each writing its own folder: as they are when the swept keys name the stage's folder, else in subfolders."
     if path not in _STAGE_OF_VERB or VERBS[path].overrides or len(jobs) < 2: return jobs
     from lapa.config import load_cfg
-    from lapa.stages import STAGES, stage_out
+    from lapa.stages import stage_out
     name = _STAGE_OF_VERB[path]
     outs = [stage_out(load_cfg(job), name) for job in jobs]
     if len(set(outs)) == len(outs): return jobs
-    key = {"finetune": "finetune.out_dir"}.get(name, STAGES[name].out if ":" not in STAGES[name].out else "")
+    key = STAGES[name].folder_key
     if not key: raise ConfigError(f"the {len(jobs)} jobs of this sweep would all write {outs[0]}: sweep a setting that names "
                                   f"its folder, or give each job its own run_dir")
     return [[*job, f"{key}={out / job_tag(job, swept)}"] for job, out in zip(jobs, outs)]

@@ -22,7 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .core import ConfigError
+from .core import ConfigError, is_override
 
 # %% auto #0
 __all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
@@ -872,7 +872,7 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
     "Compose lapa's config with Hydra `overrides`, resolve it and check every value; errors name the key."
     overrides = list(overrides or [])
     for o in overrides:
-        if "=" not in o and not o.startswith("~"): raise ConfigError(f"override {o!r} is not of the form key=value (or ~key)")
+        if not is_override(o): raise ConfigError(f"override {o!r} is not of the form key=value (or ~key)")
     if GlobalHydra.instance().is_initialized(): GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):

@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'exit_code_of', 'atomic_write',
-           'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes',
-           'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
+__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'exit_code_of',
+           'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256',
+           'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -48,6 +48,11 @@ def resolve_callable(spec: str, what: str = "") -> Callable:
     mod, _, name = spec.partition(":")
     try: return getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e: raise ConfigError(f"{what}cannot import {spec!r}: {e}") from e
+
+
+def is_override(word: str) -> bool:
+    "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
+    return "=" in word or word.startswith("~")
 
 
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:

@@ -32,9 +32,15 @@ class StageSpec:
     notebook: str | None = None    # the chapter that runs it as a papermill job (`lapa nb run`)
     slurm: SlurmSpec | None = None # how `lapa slurm submit` launches it
     out: str = ""                  # the folder it writes: a dotted config key, or `module:function` of cfg ("" = run_dir/folder)
+    out_key: str = ""              # with a function `out`: the config key that sets the folder outright ("" = none)
 
     @property
     def slurm_name(self) -> str: return self.name.replace("_", "-")
+
+    @property
+    def folder_key(self) -> str:
+        "The config key that names the folder this stage writes (`out` or `out_key`); \"\" when none does."
+        return self.out_key or (self.out if ":" not in self.out else "")
 
 
 _FOUNDATION_LAUNCH = ("foundation_h100", ("training.devices", "training.num_nodes"))   # pretraining and fine-tuning: one loop
@@ -59,7 +65,7 @@ STAGES: dict[str, StageSpec] = {s.name: s for s in (
               "foundation", "31_trainer", SlurmSpec("foundation.sbatch", *_FOUNDATION_LAUNCH), out="training.out_dir"),
     StageSpec("finetune", ("foundation", "finetune"), "lapa.foundation.finetune:cli_finetune",
               "fine-tune the whole VLA with an action head on the labelled subset, from finetune.init (scratch, lapa, action_vla)",
-              "finetune", "32_finetune", SlurmSpec("finetune.sbatch", *_FOUNDATION_LAUNCH), out="lapa.foundation.finetune:finetune_dir"),
+              "finetune", "32_finetune", SlurmSpec("finetune.sbatch", *_FOUNDATION_LAUNCH), out="lapa.foundation.finetune:finetune_dir", out_key="finetune.out_dir"),
     StageSpec("low_level", ("low-level", "train"), "lapa.low_level.train:low_level_train",
               "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level",
               "41_low_level_train", SlurmSpec("low_level.sbatch", "low_level"), out="lapa.low_level.model:low_level_dir"),
