@@ -20,8 +20,8 @@ log = get_logger("lapa.report")
 
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
-           'compare_arms', 'outcomes_record', 'load_outcomes', 'success_figure', 'scaling_figure', 'curves_figure',
-           'report_markdown', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
+           'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
+           'curves_figure', 'report_markdown', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -118,6 +118,31 @@ def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
                         seeds=[int(s) for s in v["seeds"]]) for a, v in d["arms"].items()}
     except (KeyError, TypeError, ValueError) as e:
         raise DataError(f"not an outcomes file (arms.<arm>.seeds/keys/successes): {e!r}", path) from e
+
+# %% ../nbs/80a_report.ipynb #pool01c
+def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
+    """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
+    rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run."""
+    from lapa.stats import gap_share_interval, paired_difference, wilson_interval
+    arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
+    if "scratch" not in arms or len(arms) < 2:
+        raise DataError(f"pooling needs scratch and another arm in every run; all {len(runs)} runs share only {arms}")
+    boots, sizes, flat = [], [], {a: [] for a in arms}
+    for i, run in enumerate(runs):
+        paired = _paired_bootstrap({a: run[a] for a in arms}, n_boot, seed + i)
+        if paired is None: raise DataError(f"run {i}: its arms {arms} were not evaluated on the same training seeds and test episodes")
+        boot, mats = paired
+        boots.append(boot); sizes.append(mats["scratch"].size)
+        for a in arms: flat[a].append(np.ravel(mats[a]))
+    w = np.asarray(sizes, np.float64) / sum(sizes)
+    boot = {a: sum(wi * b[a] for wi, b in zip(w, boots)) for a in arms}
+    mats = {a: np.concatenate(flat[a]) for a in arms}     # their means are the episode-weighted pooled rates
+    rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
+             for a, m in mats.items()}
+    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b)
+             for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if a in mats and b in mats}
+    gap = gap_share_interval(boot, mats) if len(arms) == 3 else None
+    return dict(runs=len(runs), rates=rates, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
