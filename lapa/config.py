@@ -8,9 +8,11 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.metadata
+import math
 import platform
 import subprocess
-from dataclasses import dataclass, field, fields, is_dataclass
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -25,15 +27,16 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError, is_override
 
 # %% auto #0
-__all__ = ['FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
-           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
-           'ObservationConfig', 'LoaderConfig', 'LAQSize', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy',
-           'WandbMode', 'LAQModelConfig', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig',
-           'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
-           'LowLevelHead', 'ActionLoss', 'LowLevelConfig', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig',
-           'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
-           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+__all__ = ['LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD',
+           'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig',
+           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision',
+           'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQArch', 'prime_factors', 'LAQTrainConfig',
+           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
+           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
+           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
+           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
+           'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -197,13 +200,6 @@ class LoaderConfig:
         return p
 
 # %% ../nbs/01_config.ipynb #cfgs00c
-class LAQSize(str, Enum):
-    "Size presets of the LAQ network (`lapa.laq.model.LAQ_PRESETS`)."
-    tiny = "tiny"    # CPU tests: 32 px, dim 64
-    small = "small"  # CPU demo: 64 px, dim 96
-    paper = "paper"  # the LAPA paper: 256 px, patch 32, dim 1024, depth 8 (~300M parameters)
-
-
 class Quantizer(str, Enum):
     "How LAQ makes its latent discrete."
     nsvq = "nsvq"  # noise-substitution VQ, as LAPA
@@ -241,20 +237,33 @@ class WandbMode(str, Enum):
     disabled = "disabled"
 
 
+LAQ_PRESETS: dict[str, dict] = {    # the sizes of the LAQ network, as changes to `LAQArch`'s defaults
+    "tiny": {},                                             # CPU tests: 32 px, dim 64 (LAQArch's defaults)
+    "small": dict(image_size=64, dim=96),                   # CPU demo: 64 px, dim 96
+    "paper": dict(image_size=256, patch_size=32, dim=1024, heads=16, depth_spatial=8, depth_temporal=8, depth_decoder=8,
+                  code_dim=32),                             # the LAPA paper (~300M parameters)
+}
+LAQSize = Enum("LAQSize", {k: k for k in LAQ_PRESETS}, type=str, module=__name__)
+LAQSize.__doc__ = "Size presets of the LAQ network (`LAQ_PRESETS`)."
+
+
 @dataclass
-class LAQModelConfig:
-    "The LAQ network: a size preset; every field set here (not null) overrides the preset's value."
-    size: LAQSize = LAQSize.small
-    image_size: Optional[int] = None      # null: the dataset's image size (frames are resized when they differ)
-    patch_size: Optional[int] = None
-    dim: Optional[int] = None
-    heads: Optional[int] = None
-    depth_spatial: Optional[int] = None
-    depth_temporal: Optional[int] = None
-    depth_decoder: Optional[int] = None
-    mlp_ratio: Optional[float] = None
-    code_dim: Optional[int] = None        # width of the vectors that are quantised
-    quantizer: Quantizer = Quantizer.nsvq
+class LAQArch:
+    """Every size and switch of the LAQ network, the one place each is declared: `laq.model` in the config is a size
+    preset plus any of these fields, and a checkpoint's `model.json` holds all of them."""
+    image_size: int = 32
+    patch_size: int = 8
+    channels: int = 3
+    dim: int = 64
+    heads: int = 4
+    depth_spatial: int = 2
+    depth_temporal: int = 1
+    depth_decoder: int = 2
+    mlp_ratio: float = 4.0
+    num_tokens: int = 4
+    codebook_size: int = 8
+    code_dim: int = 4                     # width of the vectors that are quantised
+    quantizer: str = "nsvq"               # nsvq | ema | fsq (`Quantizer`)
     commitment: float = 0.25              # weight of the commitment loss (ema)
     ema_decay: float = 0.99               # codebook EMA decay (ema)
     fsq_levels: Optional[list[int]] = None  # null: factor codebook_size (8 -> [2, 2, 2])
@@ -263,18 +272,83 @@ class LAQModelConfig:
     predict_delta: bool = True            # the decoder predicts frame t+gap as frame t + a learned change
     rope: bool = True                     # 2-d rotary positions (translation-equivariant); false: absolute, as LAPA
 
-    def _problems(self):
-        p = [(n, f"must be > 0, got {getattr(self, n)}") for n in ("image_size", "patch_size", "dim", "heads", "depth_spatial",
-             "depth_decoder", "mlp_ratio", "code_dim") if getattr(self, n) is not None and not getattr(self, n) > 0]
-        if self.depth_temporal is not None and self.depth_temporal < 0:
-            p.append(("depth_temporal", f"must be >= 0, got {self.depth_temporal}"))
+    @property
+    def grid(self) -> int: return self.image_size // self.patch_size
+
+    @property
+    def num_patches(self) -> int: return self.grid ** 2
+
+    @property
+    def levels(self) -> list[int]:
+        "The FSQ levels: `fsq_levels`, or `codebook_size` factored into primes (8 -> [2, 2, 2])."
+        return list(self.fsq_levels) if self.fsq_levels else prime_factors(self.codebook_size)
+
+    def problems(self) -> list[tuple[str, str]]:
+        "`(field, what is wrong)` for every value out of range or inconsistent with another."
+        p = [(n, f"must be > 0, got {getattr(self, n)}") for n in ("image_size", "patch_size", "channels", "dim", "heads",
+             "depth_spatial", "depth_decoder", "mlp_ratio", "num_tokens", "codebook_size", "code_dim") if not getattr(self, n) > 0]
+        if p: return p
+        if self.image_size % self.patch_size: p.append(("image_size", f"{self.image_size} is not a multiple of patch_size {self.patch_size}"))
+        if self.dim % self.heads: p.append(("dim", f"{self.dim} is not a multiple of heads {self.heads}"))
+        elif self.rope and (self.dim // self.heads) % 4: p.append(("rope", f"needs a head width (dim / heads = {self.dim // self.heads}) divisible by 4"))
+        if self.depth_temporal < 0: p.append(("depth_temporal", f"must be >= 0, got {self.depth_temporal}"))
+        if self.quantizer not in Quantizer.__members__: p.append(("quantizer", f"{self.quantizer!r} is not one of {', '.join(Quantizer.__members__)}"))
+        if self.fsq_levels is not None and (not self.fsq_levels or min(self.fsq_levels) < 2):
+            p.append(("fsq_levels", f"must list levels >= 2, got {self.fsq_levels}"))
+        elif self.quantizer == "fsq" and math.prod(self.levels) != self.codebook_size:
+            p.append(("fsq_levels", f"{self.levels} make {math.prod(self.levels)} codes, codebook_size is {self.codebook_size}"))
         if self.restart_every < 0: p.append(("restart_every", f"must be >= 0, got {self.restart_every}"))
         if not 0 <= self.restart_threshold < 1: p.append(("restart_threshold", f"must be in [0, 1), got {self.restart_threshold}"))
         if not 0 < self.ema_decay < 1: p.append(("ema_decay", f"must be in (0, 1), got {self.ema_decay}"))
         if self.commitment < 0: p.append(("commitment", f"must be >= 0, got {self.commitment}"))
-        if self.fsq_levels is not None and (not self.fsq_levels or min(self.fsq_levels) < 2):
-            p.append(("fsq_levels", f"must list levels >= 2, got {self.fsq_levels}"))
         return p
+
+    def check(self) -> "LAQArch":
+        "Raise `ConfigError` naming every inconsistent field."
+        if p := self.problems(): raise ConfigError("invalid LAQ architecture: " + "; ".join(f"{k}: {m}" for k, m in p))
+        return self
+
+    def to_dict(self) -> dict: return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LAQArch":
+        "Build from a dict; unknown keys raise `ConfigError` naming them."
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown: raise ConfigError(f"unknown LAQ architecture fields: {sorted(unknown)}")
+        return cls(**d).check()
+
+    @classmethod
+    def preset(cls, size: str, **overrides) -> "LAQArch":
+        "The preset `size` with every override that is not None applied (unchecked: `check()` says what is wrong)."
+        if size not in LAQ_PRESETS: raise ConfigError(f"unknown LAQ size {size!r} (valid: {', '.join(LAQ_PRESETS)})")
+        unknown = set(overrides) - {f.name for f in fields(cls)}
+        if unknown: raise ConfigError(f"unknown LAQ architecture fields: {sorted(unknown)}")
+        return cls(**{**LAQ_PRESETS[size], **{k: v for k, v in overrides.items() if v is not None}})
+
+
+def prime_factors(n: int) -> list[int]:
+    "The prime factors of `n` in ascending order (`[n]` for a prime, `[]` for 1)."
+    out, f = [], 2
+    while f * f <= n:
+        while n % f == 0: out.append(f); n //= f
+        f += 1
+    return out + ([n] if n > 1 else [])
+
+
+LAQ_RUN_FIELDS = ("channels", "num_tokens", "codebook_size")   # set by the frames and by `laq.num_tokens` / `laq.codebook_size`
+
+
+def _laq_model_config() -> type:
+    "`laq.model`'s schema, made from `LAQArch`: a size preset, then every other field of it, null (the preset's) by default."
+    hints = typing.get_type_hints(LAQArch)
+    own = [(f.name, Optional[Quantizer if f.name == "quantizer" else hints[f.name]], field(default=None))
+           for f in fields(LAQArch) if f.name not in LAQ_RUN_FIELDS]
+    return make_dataclass("LAQModelConfig", [("size", LAQSize, field(default=LAQSize.small)), *own], namespace=dict(
+        __doc__="The LAQ network: a size preset (`LAQ_PRESETS`); every field of `LAQArch` set here (not null) overrides it.",
+        __module__=__name__))
+
+
+LAQModelConfig = _laq_model_config()
 
 
 @dataclass
@@ -358,17 +432,14 @@ class LAQConfig:
 
     def _problems(self):
         p = _positive(self, "num_tokens", "codebook_size")
+        if p: return p
         m = self.model
-        if m.quantizer == Quantizer.fsq and m.fsq_levels:
-            n = 1
-            for level in m.fsq_levels: n *= level
-            if n != self.codebook_size:
-                p.append(("model.fsq_levels", f"{list(m.fsq_levels)} make {n} codes, codebook_size is {self.codebook_size}"))
-        if m.image_size and m.patch_size and m.image_size % m.patch_size:
-            p.append(("model.image_size", f"{m.image_size} is not a multiple of model.patch_size={m.patch_size}"))
-        if m.dim and m.heads and m.dim % m.heads:
-            p.append(("model.dim", f"{m.dim} is not a multiple of model.heads={m.heads}"))
-        return p
+        over = {f.name: getattr(m, f.name) for f in fields(m) if f.name != "size"}
+        if over["quantizer"] is not None: over["quantizer"] = Quantizer(over["quantizer"]).value
+        if over["image_size"] is None:   # the dataset's, unknown here: it is checked against the patches when LAQ is built
+            over["image_size"] = over["patch_size"] or LAQArch.preset(m.size.value).patch_size
+        arch = LAQArch.preset(m.size.value, **over, num_tokens=self.num_tokens, codebook_size=self.codebook_size)
+        return [(k if k in LAQ_RUN_FIELDS else f"model.{k}", msg) for k, msg in arch.problems()]
 
 # %% ../nbs/01_config.ipynb #cfgs01c
 class FoundationPredict(str, Enum):

@@ -16,6 +16,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..config import LAQ_PRESETS, LAQArch, prime_factors
 from ..core import ConfigError, DataError, get_logger
 from huggingface_hub import PyTorchModelHubMixin
 from ..train import MODEL_JSON, WEIGHTS, cfg_get, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
@@ -23,105 +24,22 @@ from ..train import MODEL_JSON, WEIGHTS, cfg_get, load_weights, model_json, plai
 log = get_logger("lapa.laq")
 
 # %% auto #0
-__all__ = ['log', 'QUANTIZERS', 'LAQ_PRESETS', 'LAQ_FORMAT', 'LAQArch', 'prime_factors', 'laq_arch', 'rope_2d', 'apply_rope',
-           'Attention', 'Block', 'to_unit', 'patchify', 'unpatchify', 'LAQEncoder', 'Quantized', 'kmeanspp',
-           'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer', 'code_stats', 'LatentPool', 'LAQDecoder',
-           'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq', 'laq_dir', 'split_pair', 'evaluate_batch',
-           'evaluate_laq']
-
-# %% ../../nbs/20_laq.ipynb #3209cb79
-QUANTIZERS = ("nsvq", "ema", "fsq")
-
-
-@dataclass
-class LAQArch:
-    "Every size and switch of the LAQ network (a preset with overrides applied)."
-    image_size: int = 32
-    patch_size: int = 8
-    channels: int = 3
-    dim: int = 64
-    heads: int = 4
-    depth_spatial: int = 2
-    depth_temporal: int = 1
-    depth_decoder: int = 2
-    mlp_ratio: float = 4.0
-    num_tokens: int = 4
-    codebook_size: int = 8
-    code_dim: int = 4
-    quantizer: str = "nsvq"
-    commitment: float = 0.25
-    ema_decay: float = 0.99
-    fsq_levels: list[int] | None = None
-    restart_every: int = 50
-    restart_threshold: float = 0.1
-    predict_delta: bool = True
-    rope: bool = True
-
-    @property
-    def grid(self) -> int: return self.image_size // self.patch_size
-
-    @property
-    def num_patches(self) -> int: return self.grid ** 2
-
-    def check(self) -> "LAQArch":
-        "Raise `ConfigError` naming every inconsistent field."
-        p = []
-        if self.image_size % self.patch_size: p.append(f"image_size {self.image_size} is not a multiple of patch_size {self.patch_size}")
-        if self.dim % self.heads: p.append(f"dim {self.dim} is not a multiple of heads {self.heads}")
-        elif self.rope and (self.dim // self.heads) % 4: p.append(f"rope needs a head width (dim / heads = {self.dim // self.heads}) divisible by 4")
-        if self.quantizer not in QUANTIZERS: p.append(f"quantizer {self.quantizer!r} is not one of {', '.join(QUANTIZERS)}")
-        if self.quantizer == "fsq" and math.prod(self.levels) != self.codebook_size:
-            p.append(f"fsq_levels {self.levels} make {math.prod(self.levels)} codes, codebook_size is {self.codebook_size}")
-        for n in ("image_size", "patch_size", "dim", "heads", "num_tokens", "codebook_size", "code_dim"):
-            if getattr(self, n) <= 0: p.append(f"{n} must be > 0, got {getattr(self, n)}")
-        if p: raise ConfigError("invalid LAQ architecture: " + "; ".join(p))
-        return self
-
-    @property
-    def levels(self) -> list[int]:
-        "The FSQ levels: `fsq_levels`, or `codebook_size` factored into primes (8 -> [2, 2, 2])."
-        return list(self.fsq_levels) if self.fsq_levels else prime_factors(self.codebook_size)
-
-    def to_dict(self) -> dict: return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LAQArch":
-        "Build from a dict; unknown keys raise `ConfigError` naming them."
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown: raise ConfigError(f"unknown LAQ architecture fields: {sorted(unknown)}")
-        return cls(**d).check()
-
-
-def prime_factors(n: int) -> list[int]:
-    "The prime factors of `n` in ascending order (`[n]` for a prime, `[]` for 1)."
-    out, f = [], 2
-    while f * f <= n:
-        while n % f == 0: out.append(f); n //= f
-        f += 1
-    return out + ([n] if n > 1 else [])
-
-
-LAQ_PRESETS: dict[str, dict] = {
-    "tiny": dict(image_size=32, patch_size=8, dim=64, heads=4, depth_spatial=2, depth_temporal=1, depth_decoder=2, code_dim=4),
-    "small": dict(image_size=64, patch_size=8, dim=96, heads=4, depth_spatial=2, depth_temporal=1, depth_decoder=2, code_dim=4),
-    "paper": dict(image_size=256, patch_size=32, dim=1024, heads=16, depth_spatial=8, depth_temporal=8, depth_decoder=8, code_dim=32),
-}
+__all__ = ['log', 'LAQ_FORMAT', 'laq_arch', 'rope_2d', 'apply_rope', 'Attention', 'Block', 'to_unit', 'patchify', 'unpatchify',
+           'LAQEncoder', 'Quantized', 'kmeanspp', 'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer',
+           'code_stats', 'LatentPool', 'LAQDecoder', 'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq',
+           'laq_dir', 'split_pair', 'evaluate_batch', 'evaluate_laq']
 
 # %% ../../nbs/20_laq.ipynb #e8e92939
 def laq_arch(laq_cfg: Any = None, size: str | None = None, **overrides) -> LAQArch:
     "The `LAQArch` of a `laq` config node (or of the preset `size`), with keyword `overrides` applied last."
     model = cfg_get(laq_cfg, "model")
     size = plain(size or cfg_get(model, "size") or "tiny")
-    if size not in LAQ_PRESETS: raise ConfigError(f"unknown LAQ size {size!r} (valid: {', '.join(LAQ_PRESETS)})")
-    kw = dict(LAQ_PRESETS[size])
+    kw = {}
     if laq_cfg is not None:
-        for f in fields(LAQArch):
-            v = cfg_get(model, f.name)
-            if v is not None: kw[f.name] = plain(v)
+        kw = {f.name: plain(cfg_get(model, f.name)) for f in fields(LAQArch) if cfg_get(model, f.name) is not None}
         kw["num_tokens"], kw["codebook_size"] = int(cfg_get(laq_cfg, "num_tokens")), int(cfg_get(laq_cfg, "codebook_size"))
         if kw.get("fsq_levels") is not None: kw["fsq_levels"] = [int(x) for x in kw["fsq_levels"]]
-    kw.update({k: v for k, v in overrides.items() if v is not None})
-    return LAQArch.from_dict(kw)
+    return LAQArch.preset(size, **{**kw, **overrides}).check()
 
 # %% ../../nbs/20_laq.ipynb #6d663926
 def rope_2d(grid: int, head_dim: int, base: float = 100.0) -> tuple[torch.Tensor, torch.Tensor]:
