@@ -41,6 +41,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
+    ("nb", "figures"): Verb("lapa.jobs:nb_figures", "execute chapters in a scratch folder and keep only their figures (PNG) as saved outputs", "", True),
     ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a stage (laq, foundation, low-level): `slurm=PROFILE`, overrides go to srun", "", True),
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/STAGE.sbatch, submit it with sbatch and print the job id", "", True),

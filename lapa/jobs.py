@@ -25,9 +25,9 @@ log = get_logger("lapa.jobs")
 
 # %% auto #0
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'SLURM_STAGES', 'repo_root', 'find_notebook', 'parse_nb_args', 'notebook_parameters',
-           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'slurm_stage', 'slurm_job_cfg',
-           'render_template', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit',
-           'slurm_render', 'slurm_submit']
+           'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'keep_figures', 'nb_figures', 'slurm_stage',
+           'slurm_job_cfg', 'render_template', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch',
+           'sbatch_submit', 'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
 STAGE_NOTEBOOKS = tuple(s.notebook for s in STAGES.values() if s.notebook)   # the chapters that run a stage as a job
@@ -153,6 +153,40 @@ def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
     params = {**{k: v for k, v in run.items() if k in declared}, **params}
     out = execute_notebook(path, run_dir / "notebooks" / f"{path.stem}.ipynb", params)
     print(out)
+    return 0
+
+# %% ../nbs/70_jobs.ipynb #figs01c
+def keep_figures(chapter: str | os.PathLike, executed: str | os.PathLike, max_kb: int = 120) -> list[str]:
+    """Give the code cells of `chapter` the PNG images their cells (matched by id) drew in `executed`, and no other
+    output; images over `max_kb` are left out. The ids of the cells that keep one."""
+    import nbformat
+    chapter = Path(chapter)
+    src, ran = nbformat.read(chapter, as_version=4), nbformat.read(executed, as_version=4)
+    drawn = {c.get("id"): c.get("outputs", []) for c in ran.cells if c.cell_type == "code"}
+    kept = []
+    for c in (c for c in src.cells if c.cell_type == "code"):
+        images = []
+        for o in drawn.get(c.get("id"), []):
+            png = o.get("data", {}).get("image/png")
+            if not png: continue
+            kb = len(png) * 3 / 4 / 1024
+            if kb > max_kb: log.warning("%s, cell %s: a %.0f KB image left out (max_kb=%d)", chapter.name, c.get("id"), kb, max_kb); continue
+            images.append(nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}))
+        c.outputs = images
+        if images: kept.append(c.get("id"))
+    with atomic_write(chapter, "w") as f: nbformat.write(src, f)
+    return kept
+
+
+def nb_figures(cfg: DictConfig | None, args: list[str]) -> int:
+    "`lapa nb figures CHAPTER ...`: execute each chapter in a scratch folder and keep its figures (only) in the chapter."
+    import tempfile
+    if not args: raise ConfigError("name the chapters: lapa nb figures 31_trainer 82_fewshot ...")
+    for name in args:
+        path = find_notebook(name)
+        with tempfile.TemporaryDirectory(prefix="lapa-figures-") as tmp:
+            kept = keep_figures(path, execute_notebook(path, Path(tmp) / path.name, cwd=path.parent))
+        print(f"{path}: figures kept in {len(kept)} cell(s)")
     return 0
 
 # %% ../nbs/70_jobs.ipynb #5bc2f197
