@@ -31,10 +31,10 @@ from .shards import decode_sample
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec',
            'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members', 'read_shard',
            'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked', 'decode_samples',
-           'collate', 'batch_samples', 'errors_to_batches', 'ShardList', 'ShardStream', 'stop_workers', 'ShardLoader',
-           'LAPADataModule', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples', 'Budget',
-           'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner',
-           'window_loader']
+           'collate', 'batch_samples', 'errors_to_batches', 'ShardList', 'ShardStream', 'stop_workers', 'PassPosition',
+           'ShardLoader', 'LAPADataModule', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples',
+           'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window',
+           'WindowPlanner', 'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -389,7 +389,28 @@ def stop_workers(batches: Iterator) -> None:
     if stop is not None: stop()
 
 
-class ShardLoader:
+class PassPosition:
+    """Where a loader is in its passes, as a checkpoint keeps it: the epoch of the current pass and the batches handed
+    out in it. After `load_state_dict`, the next pass reads that epoch again and skips those batches, so a resumed run
+    sees exactly the batches it would have seen (the low-level trainer's loader shares this with `ShardLoader`)."""
+    current, served, _resume = -1, 0, None
+
+    def state_dict(self) -> dict:
+        "The epoch of the current (or last) pass and the batches it has handed out."
+        return {"epoch": self.current, "served": self.served}
+
+    def load_state_dict(self, state: dict) -> None:
+        "Continue from `state_dict()`'s position at the next pass."
+        self._resume = (int(state["epoch"]), int(state["served"]))
+
+    def _start_pass(self, epoch: int) -> tuple[int, int]:
+        "Begin a pass: `(its epoch, batches to skip)`: a pending resume's position, else `epoch` from its start."
+        (epoch, skip), self._resume = self._resume or (epoch, 0), None
+        self.current, self.served = epoch, 0
+        return epoch, skip
+
+
+class ShardLoader(PassPosition):
     """Batches of `shards` through the WebDataset pipeline in a `DataLoader(batch_size=None)` with `num_workers`
     worker processes; one pass per epoch. Raises the workers' `DataError`s; counts what `on_error=skip` drops."""
 
@@ -406,19 +427,11 @@ class ShardLoader:
         self.partial_batches, self.spec, self.equalize = partial_batches, spec, equalize
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
-        self.current, self.served, self._resume = epoch, 0, None
+        self.current = epoch
 
     def set_epoch(self, epoch: int) -> None:
         "The epoch the next pass reads (it sets the shard and sample shuffles)."
         self.epoch = epoch
-
-    def state_dict(self) -> dict:
-        "Where the loader is: the epoch of the current (or last) pass and the batches it has handed out in it."
-        return {"epoch": self.current, "served": self.served}
-
-    def load_state_dict(self, state: dict) -> None:
-        "Continue from `state_dict()`'s position: the next pass reads that epoch again and skips the batches handed out."
-        self._resume = (int(state["epoch"]), int(state["served"]))
 
     def __len__(self) -> int: return self.num_batches()
 
@@ -463,9 +476,9 @@ class ShardLoader:
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 
     def __iter__(self) -> Iterator[dict]:
-        (epoch, skip), self._resume = self._resume or (self.epoch, 0), None
+        epoch, skip = self._start_pass(self.epoch)
         limit = self.num_batches() if self.equalize else None
-        self.epoch, self.current, self.served = epoch + 1, epoch, 0
+        self.epoch = epoch + 1
         st = self.stats; st["passes"] += 1
         n = skipped = 0
         batches = iter(self.dataloader(epoch))

@@ -18,6 +18,7 @@ import torch
 
 from ..core import ConfigError, DataError, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
+from ..loading import PassPosition
 from .model import (LowLevelArch, LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
 from ..train import finish_loggers, identity_diff, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
@@ -77,20 +78,19 @@ class EpochShuffle(torch.utils.data.Sampler):
         return iter(torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)).tolist())
 
 
-class ResumableLoader(torch.utils.data.DataLoader):
-    """A loader over an `EpochShuffle` that knows which epoch it is in and how many of its batches it has handed out.
-    Lightning keeps both in its checkpoints (`state_dict`) and gives them back on resume (`load_state_dict`): the
-    resumed epoch draws the same order and skips what was done. (Lightning's own epoch count for samplers is off by
-    one when a run resumes from a checkpoint written at an epoch's end, so the loader counts for itself.)"""
+class ResumableLoader(PassPosition, torch.utils.data.DataLoader):
+    """A loader over an `EpochShuffle` that knows which epoch it is in and how many of its batches it has handed out
+    (`PassPosition`, as LAQ's shard loader). Lightning keeps both in its checkpoints (`state_dict`) and gives them back
+    on resume (`load_state_dict`): the resumed epoch draws the same order and skips what was done. (Lightning's own
+    epoch count for samplers is off by one when a run resumes from a checkpoint written at an epoch's end, so the
+    loader counts for itself.)"""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         if not isinstance(self.sampler, EpochShuffle): raise TypeError("ResumableLoader needs an EpochShuffle sampler")
-        self.epoch, self.served, self._resume = -1, 0, None
 
     def __iter__(self):
-        (self.epoch, skip), self._resume = self._resume or (self.epoch + 1, 0), None
-        self.sampler.epoch, self.served = self.epoch, 0
+        self.sampler.epoch, skip = self._start_pass(self.current + 1)
         it = super().__iter__()
         for _ in range(skip):
             if next(it, None) is None: break
@@ -99,8 +99,6 @@ class ResumableLoader(torch.utils.data.DataLoader):
             self.served += 1
             yield batch
 
-    def state_dict(self) -> dict: return {"epoch": self.epoch, "served": self.served}
-    def load_state_dict(self, state: dict) -> None: self._resume = (int(state["epoch"]), int(state["served"]))
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
