@@ -12,7 +12,7 @@ import math
 import platform
 import subprocess
 import typing
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, make_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
@@ -27,16 +27,16 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError, is_override
 
 # %% auto #0
-__all__ = ['LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'INITS', 'SECRET_KEYS', 'RUN_RECORD',
-           'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig',
-           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision',
-           'Accelerator', 'LightningStrategy', 'WandbMode', 'LAQArch', 'prime_factors', 'LAQTrainConfig',
-           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelConfig',
-           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
-           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
-           'stage_dir', 'source_version', 'record_run']
+__all__ = ['LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
+           'LowLevelConfig', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
+           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
+           'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy',
+           'WandbMode', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig',
+           'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
+           'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig',
+           'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
+           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -527,22 +527,66 @@ class ActionLoss(str, Enum):
 
 
 @dataclass
-class LowLevelConfig:
-    "The low-level policy of the hierarchical path: latent tokens + observation -> action chunk (`lapa low-level train`)."
-    dataset: Optional[str] = None   # the labelled dataset it trains on; null: the run's labelled subset (`data.labelled`)
-    use_latents: bool = True        # false: the scratch baseline (same encoder and head, no latent tokens)
+class LowLevelArch:
+    """Every size and switch of the low-level policy network, declared once: `low_level.*` in the config sets the ones
+    after the first six (those come from the dataset and LAQ), and a checkpoint's `model.json` holds all of them."""
+    image_size: int = 32
+    state_dim: int = 3
+    action_dim: int = 2
+    action_horizon: int = 1           # actions per chunk (1: single step); in the config, null: the dataset's
+    num_tokens: int = 4
+    codebook_size: int = 8
+    use_latents: bool = True          # false: the scratch baseline (same encoder and head, no latent tokens)
     use_image: bool = True
     use_state: bool = True
-    head: LowLevelHead = LowLevelHead.regression
-    loss: ActionLoss = ActionLoss.l1
-    action_horizon: Optional[int] = None  # actions per chunk (1: single step); null: the dataset's action horizon
-    flow_steps: int = 10            # Euler steps of the flow head at inference
-    normalization: Normalization = Normalization.zscore
-    dim: int = 128                  # width of the encoders and the head
-    depth: int = 2                  # hidden layers of the head
+    head: str = "regression"          # regression | flow (`LowLevelHead`)
+    loss: str = "l1"                  # the regression head's loss: l1 | mse (`ActionLoss`)
+    flow_steps: int = 10              # Euler steps of the flow head at inference
+    dim: int = 128                    # width of the encoders and the head
+    depth: int = 2                    # hidden layers of the head
     channels: list[int] = field(default_factory=lambda: [32, 64, 64])  # the image encoder's conv widths (stride 2 each)
-    latent_dim: int = 32            # embedding width of one latent token
-    obs_dropout: float = 0.0        # training: share of samples whose image and state features are dropped (forces use of the latents)
+    latent_dim: int = 32              # embedding width of one latent token
+    obs_dropout: float = 0.0          # training: share of samples whose image and state features are dropped (forces use of the latents)
+
+    def problems(self) -> list[tuple[str, str]]:
+        "`(field, what is wrong)` for every value out of range or inconsistent with another."
+        p = [(n, f"must be >= 1, got {getattr(self, n)}") for n in ("image_size", "action_dim", "action_horizon", "num_tokens",
+             "codebook_size", "flow_steps", "dim", "latent_dim") if getattr(self, n) < 1]
+        if self.head not in LowLevelHead.__members__: p.append(("head", f"must be one of {', '.join(LowLevelHead.__members__)}, got {self.head!r}"))
+        if self.loss not in ActionLoss.__members__: p.append(("loss", f"must be one of {', '.join(ActionLoss.__members__)}, got {self.loss!r}"))
+        if self.depth < 0: p.append(("depth", f"must be >= 0, got {self.depth}"))
+        if not self.channels or min(self.channels) < 1: p.append(("channels", f"must list positive widths, got {list(self.channels)}"))
+        if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
+        if self.head == "flow" and self.dim % 2: p.append(("dim", f"must be even for the flow head, got {self.dim}"))
+        if self.use_state and self.state_dim < 1: p.append(("state_dim", f"must be >= 1 with use_state, got {self.state_dim}"))
+        if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
+        if self.use_image and self.channels and self.image_size % 2 ** len(self.channels):
+            p.append(("image_size", f"{self.image_size} must be a multiple of 2**len(channels) = {2 ** len(self.channels)}"))
+        return p
+
+    def check(self) -> "LowLevelArch":
+        "Raise `ConfigError` naming every field out of range."
+        if p := self.problems(): raise ConfigError("invalid low-level architecture: " + "; ".join(f"{k}: {m}" for k, m in p))
+        return self
+
+    def to_dict(self) -> dict: return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LowLevelArch":
+        "Build from a dict (a checkpoint's `arch`); unknown keys raise `ConfigError` naming them."
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown: raise ConfigError(f"unknown low-level arch fields {unknown}")
+        return cls(**{k: (list(v) if k == "channels" else v) for k, v in d.items()}).check()
+
+
+LOW_LEVEL_DATA_FIELDS = ("image_size", "state_dim", "action_dim", "num_tokens", "codebook_size")   # from the dataset and LAQ
+
+
+@dataclass
+class LowLevelRun:
+    "The low-level stage's own settings (data, normalisation, optimiser); `LowLevelConfig` adds the network's."
+    dataset: Optional[str] = None   # the labelled dataset it trains on; null: the run's labelled subset (`data.labelled`)
+    normalization: Normalization = Normalization.zscore
     latent_source: str = "laq"      # latents the policy trains on: laq (the labels) or foundation (the run's foundation's predictions, as at test time)
     batch_size: int = 64
     lr: float = 1e-3
@@ -553,16 +597,32 @@ class LowLevelConfig:
     wandb: WandbMode = WandbMode.offline
 
     def _problems(self):
-        p = _positive(self, "flow_steps", "dim", "latent_dim", "batch_size", "lr", "max_steps")
-        if self.action_horizon is not None and self.action_horizon < 1: p.append(("action_horizon", f"must be >= 1 or null, got {self.action_horizon}"))
-        if self.depth < 0: p.append(("depth", f"must be >= 0, got {self.depth}"))
-        if not self.channels or min(self.channels) < 1: p.append(("channels", f"must list positive widths, got {list(self.channels)}"))
+        p = _positive(self, "batch_size", "lr", "max_steps")
         for n in ("weight_decay", "warmup_steps"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
-        if not 0 <= self.obs_dropout < 1: p.append(("obs_dropout", f"must be in [0, 1), got {self.obs_dropout}"))
         if self.latent_source not in ("laq", "foundation"): p.append(("latent_source", f"must be laq or foundation, got {self.latent_source!r}"))
-        if not (self.use_latents or self.use_image or self.use_state): p.append(("use_latents", "the policy needs some input: latents, image or state"))
-        return p
+        # the network as `LowLevelArch` checks it, the dataset's sizes standing in by values that pass
+        over = {f.name: getattr(self, f.name) for f in fields(LowLevelArch) if getattr(self, f.name, None) is not None}
+        over.update({k: over[k].value for k in ("head", "loss") if k in over}, channels=list(over.get("channels") or []))
+        arch = LowLevelArch(**{**over, "image_size": 2 ** len(over["channels"]), "state_dim": 1})
+        return p + [(k, m) for k, m in arch.problems() if k not in LOW_LEVEL_DATA_FIELDS]
+
+
+def _low_level_config() -> type:
+    "`low_level`'s schema: `LowLevelRun`, then every field of `LowLevelArch` the config sets, with its default."
+    hints, enums = typing.get_type_hints(LowLevelArch), {"head": LowLevelHead, "loss": ActionLoss}
+    own = []
+    for f in fields(LowLevelArch):
+        if f.name in LOW_LEVEL_DATA_FIELDS: continue
+        if f.name == "action_horizon": own.append((f.name, Optional[int], field(default=None))); continue   # null: the dataset's
+        default = field(default_factory=f.default_factory) if f.default is MISSING else \
+            field(default=enums[f.name](f.default) if f.name in enums else f.default)
+        own.append((f.name, enums.get(f.name, hints[f.name]), default))
+    return make_dataclass("LowLevelConfig", own, bases=(LowLevelRun,), namespace=dict(__module__=__name__,
+        __doc__="The low-level policy of the hierarchical path: latent tokens + observation -> action chunk (`lapa low-level train`)."))
+
+
+LowLevelConfig = _low_level_config()
 
 # %% ../nbs/01_config.ipynb #cfgs03c
 INITS = ("scratch", "lapa", "action_vla")   # the named initialisations of `finetune.init` (the benchmark's arms)

@@ -10,7 +10,8 @@ import time
 import numpy as np
 import torch
 
-from ..low_level.model import LowLevelArch, LowLevelPolicyModel
+from ..config import LowLevelArch
+from ..low_level.model import LowLevelPolicyModel
 
 # %% auto #0
 __all__ = ['bench_low_level', 'cli_bench_low_level']

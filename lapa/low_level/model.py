@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..config import LOW_LEVEL_DATA_FIELDS, LowLevelArch
 from ..core import ConfigError, DataError, get_logger
 from huggingface_hub import PyTorchModelHubMixin
 from ..train import MODEL_JSON, WEIGHTS, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
@@ -24,75 +25,24 @@ from ..transforms import FieldError, NormStats, compose, model_transforms
 log = get_logger("lapa.low_level")
 
 # %% auto #0
-__all__ = ['log', 'LOSSES', 'LOW_LEVEL_HEADS', 'FORMAT', 'LowLevelArch', 'low_level_arch', 'mlp', 'posemb_sincos',
-           'image_to_unit', 'ImageEncoder', 'LatentEncoder', 'RegressionHead', 'FlowHead', 'LowLevelPolicyModel',
-           'save_low_level', 'load_low_level', 'low_level_dir', 'load_run_foundation', 'state_view_of',
-           'predict_chunks', 'evaluate_low_level']
+__all__ = ['log', 'LOW_LEVEL_HEADS', 'FORMAT', 'low_level_arch', 'mlp', 'posemb_sincos', 'image_to_unit', 'ImageEncoder',
+           'LatentEncoder', 'RegressionHead', 'FlowHead', 'LowLevelPolicyModel', 'save_low_level', 'load_low_level',
+           'low_level_dir', 'load_run_foundation', 'state_view_of', 'predict_chunks', 'evaluate_low_level']
 
 # %% ../../nbs/40_low_level.ipynb #647d5210
-LOSSES = ("l1", "mse")
-
-
-@dataclass
-class LowLevelArch:
-    "Every size and switch of the low-level policy network."
-    image_size: int = 32
-    state_dim: int = 3
-    action_dim: int = 2
-    action_horizon: int = 1
-    num_tokens: int = 4
-    codebook_size: int = 8
-    use_latents: bool = True
-    use_image: bool = True
-    use_state: bool = True
-    head: str = "regression"
-    loss: str = "l1"
-    flow_steps: int = 10
-    dim: int = 128
-    depth: int = 2
-    channels: list[int] = field(default_factory=lambda: [32, 64, 64])
-    latent_dim: int = 32
-    obs_dropout: float = 0.0   # training only: share of samples whose image and state features are zeroed
-
-    def check(self) -> "LowLevelArch":
-        "Raise `ConfigError` naming the first field out of range."
-        if self.head not in LOW_LEVEL_HEADS: raise ConfigError(f"head must be one of {tuple(LOW_LEVEL_HEADS)}, got {self.head!r}")
-        if self.loss not in LOSSES: raise ConfigError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        for n in ("image_size", "action_dim", "action_horizon", "num_tokens", "codebook_size", "flow_steps", "dim", "latent_dim"):
-            if getattr(self, n) < 1: raise ConfigError(f"{n} must be >= 1, got {getattr(self, n)}")
-        if not 0 <= self.obs_dropout < 1: raise ConfigError(f"obs_dropout must be in [0, 1), got {self.obs_dropout}")
-        if self.head == "flow" and self.dim % 2: raise ConfigError(f"dim must be even for the flow head, got {self.dim}")
-        if self.use_state and self.state_dim < 1: raise ConfigError(f"state_dim must be >= 1 with use_state, got {self.state_dim}")
-        if not (self.use_latents or self.use_image or self.use_state): raise ConfigError("the policy needs latents, image or state")
-        if self.use_image and self.image_size % 2 ** len(self.channels):
-            raise ConfigError(f"image_size {self.image_size} must be a multiple of 2**len(channels) = {2 ** len(self.channels)}")
-        return self
-
-    def to_dict(self) -> dict: return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "LowLevelArch":
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown: raise ConfigError(f"unknown low-level arch fields {unknown}")
-        return cls(**{k: (list(v) if k == "channels" else v) for k, v in d.items()}).check()
-
-
 def low_level_arch(ll_cfg: Any, info: Mapping, codebook_size: int | None = None, state_dim: int | None = None) -> LowLevelArch:
-    "The arch of a `low_level` config node for the dataset described by `info` (its `dataset.json`); `state_dim`: of the state view."
+    """The arch of a `low_level` config node for the dataset described by `info` (its `dataset.json`): every field the
+    config sets, then the dataset's sizes; `state_dim`: of the state view."""
     horizon = ll_cfg.action_horizon or info.get("action_horizon") or 1
     if info.get("action_horizon") and horizon > info["action_horizon"]:
         raise ConfigError(f"low_level.action_horizon={horizon} exceeds the dataset's action horizon {info['action_horizon']}")
-    latent_shape = info.get("latent_shape") or [4]
-    return LowLevelArch(
-        image_size=int(info["image_size"][0]), state_dim=int(info.get("state_dim") or 0 if state_dim is None else state_dim),
-        action_dim=int(info["action_dim"]),
-        action_horizon=int(horizon), num_tokens=int(latent_shape[0]),
-        codebook_size=int(codebook_size or info.get("codebook_size") or 8), use_latents=bool(ll_cfg.use_latents),
-        use_image=bool(ll_cfg.use_image), use_state=bool(ll_cfg.use_state) and bool(info.get("state_dim") if state_dim is None else state_dim),
-        head=plain(ll_cfg.head), loss=plain(ll_cfg.loss), flow_steps=int(ll_cfg.flow_steps), dim=int(ll_cfg.dim),
-        depth=int(ll_cfg.depth), channels=list(ll_cfg.channels), latent_dim=int(ll_cfg.latent_dim),
-        obs_dropout=float(ll_cfg.obs_dropout) if ll_cfg.use_latents else 0.0).check()
+    kw = {f.name: plain(getattr(ll_cfg, f.name)) for f in fields(LowLevelArch) if f.name not in LOW_LEVEL_DATA_FIELDS}
+    state_dim = int(info.get("state_dim") or 0) if state_dim is None else int(state_dim)
+    kw.update(image_size=int(info["image_size"][0]), state_dim=state_dim, action_dim=int(info["action_dim"]), action_horizon=int(horizon),
+              num_tokens=int((info.get("latent_shape") or [4])[0]), codebook_size=int(codebook_size or info.get("codebook_size") or 8),
+              use_state=bool(kw["use_state"]) and state_dim > 0, channels=list(kw["channels"]),
+              obs_dropout=float(kw["obs_dropout"]) if kw["use_latents"] else 0.0)
+    return LowLevelArch(**kw).check()
 
 # %% ../../nbs/40_low_level.ipynb #3fa88d0e
 def mlp(d_in: int, d_hidden: int, d_out: int, depth: int) -> nn.Sequential:

@@ -19,7 +19,8 @@ import torch
 from ..core import ConfigError, DataError, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
 from ..loading import PassPosition
-from .model import (LowLevelArch, LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
+from ..config import LowLevelArch
+from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
 from ..train import finish_loggers, identity_diff, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
