@@ -340,9 +340,8 @@ LAQ_RUN_FIELDS = ("channels", "num_tokens", "codebook_size")   # set by the fram
 
 def _laq_model_config() -> type:
     "`laq.model`'s schema, made from `LAQArch`: a size preset, then every other field of it, null (the preset's) by default."
-    hints = typing.get_type_hints(LAQArch)
-    own = [(f.name, Optional[Quantizer if f.name == "quantizer" else hints[f.name]], field(default=None))
-           for f in fields(LAQArch) if f.name not in LAQ_RUN_FIELDS]
+    types = {**typing.get_type_hints(LAQArch), "quantizer": Quantizer}
+    own = [(f.name, Optional[types[f.name]], field(default=None)) for f in fields(LAQArch) if f.name not in LAQ_RUN_FIELDS]
     return make_dataclass("LAQModelConfig", [("size", LAQSize, field(default=LAQSize.small)), *own], namespace=dict(
         __doc__="The LAQ network: a size preset (`LAQ_PRESETS`); every field of `LAQArch` set here (not null) overrides it.",
         __module__=__name__))

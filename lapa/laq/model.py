@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..config import LAQ_PRESETS, LAQArch, prime_factors
+from ..config import LAQArch
 from ..core import ConfigError, DataError, get_logger
 from huggingface_hub import PyTorchModelHubMixin
 from ..train import MODEL_JSON, WEIGHTS, cfg_get, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
