@@ -31,8 +31,8 @@ __all__ = ['LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDA
            'LowLevelConfig', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
            'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
            'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy',
-           'WandbMode', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig',
-           'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
+           'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig',
+           'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
            'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig',
            'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
            'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
@@ -247,8 +247,30 @@ LAQSize = Enum("LAQSize", {k: k for k in LAQ_PRESETS}, type=str, module=__name__
 LAQSize.__doc__ = "Size presets of the LAQ network (`LAQ_PRESETS`)."
 
 
+class ArchSpec:
+    """What an architecture dataclass shares: it names its own `problems()`; from them `check`, and the dict form a
+    checkpoint's `model.json` holds (`to_dict` / `from_dict`)."""
+    what = "architecture"
+
+    def problems(self) -> list[tuple[str, str]]: return []
+
+    def check(self):
+        "Raise `ConfigError` naming every field out of range or inconsistent with another."
+        if p := self.problems(): raise ConfigError(f"invalid {self.what}: " + "; ".join(f"{k}: {m}" for k, m in p))
+        return self
+
+    def to_dict(self) -> dict: return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        "Build from a dict (a checkpoint's `arch`) and check it; unknown keys raise `ConfigError` naming them."
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown: raise ConfigError(f"unknown {cls.what} fields: {unknown}")
+        return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in d.items()}).check()
+
+
 @dataclass
-class LAQArch:
+class LAQArch(ArchSpec):
     """Every size and switch of the LAQ network, the one place each is declared: `laq.model` in the config is a size
     preset plus any of these fields, and a checkpoint's `model.json` holds all of them."""
     image_size: int = 32
@@ -271,6 +293,7 @@ class LAQArch:
     restart_threshold: float = 0.1        # a code is dead when used less than this share of a uniform use
     predict_delta: bool = True            # the decoder predicts frame t+gap as frame t + a learned change
     rope: bool = True                     # 2-d rotary positions (translation-equivariant); false: absolute, as LAPA
+    what = "LAQ architecture"
 
     @property
     def grid(self) -> int: return self.image_size // self.patch_size
@@ -302,20 +325,6 @@ class LAQArch:
         if not 0 < self.ema_decay < 1: p.append(("ema_decay", f"must be in (0, 1), got {self.ema_decay}"))
         if self.commitment < 0: p.append(("commitment", f"must be >= 0, got {self.commitment}"))
         return p
-
-    def check(self) -> "LAQArch":
-        "Raise `ConfigError` naming every inconsistent field."
-        if p := self.problems(): raise ConfigError("invalid LAQ architecture: " + "; ".join(f"{k}: {m}" for k, m in p))
-        return self
-
-    def to_dict(self) -> dict: return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LAQArch":
-        "Build from a dict; unknown keys raise `ConfigError` naming them."
-        unknown = set(d) - {f.name for f in fields(cls)}
-        if unknown: raise ConfigError(f"unknown LAQ architecture fields: {sorted(unknown)}")
-        return cls(**d).check()
 
     @classmethod
     def preset(cls, size: str, **overrides) -> "LAQArch":
@@ -526,7 +535,7 @@ class ActionLoss(str, Enum):
 
 
 @dataclass
-class LowLevelArch:
+class LowLevelArch(ArchSpec):
     """Every size and switch of the low-level policy network, declared once: `low_level.*` in the config sets the ones
     after the first six (those come from the dataset and LAQ), and a checkpoint's `model.json` holds all of them."""
     image_size: int = 32
@@ -546,6 +555,7 @@ class LowLevelArch:
     channels: list[int] = field(default_factory=lambda: [32, 64, 64])  # the image encoder's conv widths (stride 2 each)
     latent_dim: int = 32              # embedding width of one latent token
     obs_dropout: float = 0.0          # training: share of samples whose image and state features are dropped (forces use of the latents)
+    what = "low-level architecture"
 
     def problems(self) -> list[tuple[str, str]]:
         "`(field, what is wrong)` for every value out of range or inconsistent with another."
@@ -563,19 +573,6 @@ class LowLevelArch:
             p.append(("image_size", f"{self.image_size} must be a multiple of 2**len(channels) = {2 ** len(self.channels)}"))
         return p
 
-    def check(self) -> "LowLevelArch":
-        "Raise `ConfigError` naming every field out of range."
-        if p := self.problems(): raise ConfigError("invalid low-level architecture: " + "; ".join(f"{k}: {m}" for k, m in p))
-        return self
-
-    def to_dict(self) -> dict: return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LowLevelArch":
-        "Build from a dict (a checkpoint's `arch`); unknown keys raise `ConfigError` naming them."
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown: raise ConfigError(f"unknown low-level arch fields {unknown}")
-        return cls(**{k: (list(v) if k == "channels" else v) for k, v in d.items()}).check()
 
 
 LOW_LEVEL_DATA_FIELDS = ("image_size", "state_dim", "action_dim", "num_tokens", "codebook_size")   # from the dataset and LAQ

@@ -86,16 +86,21 @@ def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
     return bootstrap_means(mats, [t for t, _ in first["keys"]], n_boot=n_boot, seed=seed), mats
 
 
+def _main_comparisons(boot: dict, mats: dict) -> tuple[dict, dict | None]:
+    "The paired differences of the three arms present in `mats` (against scratch, and LAPA - ActionVLA) and the gap share."
+    from lapa.stats import gap_share_interval, paired_difference
+    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b)
+             for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if a in mats and b in mats}
+    return diffs, gap_share_interval(boot, mats) if {"lapa", "scratch", "action_vla"} <= set(mats) else None
+
+
 def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
     "Rates with Wilson intervals per arm (overall and per task), paired differences against scratch, and the gap share."
-    from lapa.stats import gap_share_interval, paired_difference
+    from lapa.stats import paired_difference
     out = dict(rates={arm: arm_rates(o) for arm, o in outcomes.items()}, differences={}, gap_share=None)
     main = {a: outcomes[a] for a in ("scratch", "lapa", "action_vla") if a in outcomes}
     if "scratch" in main and (paired := _paired_bootstrap(main, n_boot, seed)):
-        boot, mats = paired
-        for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")):
-            if a in mats and b in mats: out["differences"][f"{a} - {b}"] = paired_difference(boot, mats, a, b)
-        if {"lapa", "scratch", "action_vla"} <= set(mats): out["gap_share"] = gap_share_interval(boot, mats)
+        out["differences"], out["gap_share"] = _main_comparisons(*paired)
     hier = {a: outcomes[a] for a in ("low_level", "low_level_scratch") if a in outcomes}
     if paired := _paired_bootstrap(hier, n_boot, seed):
         boot, mats = paired
@@ -123,7 +128,7 @@ def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
 def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
     """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
     rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run."""
-    from lapa.stats import gap_share_interval, paired_difference, wilson_interval
+    from lapa.stats import wilson_interval
     arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
     if "scratch" not in arms or len(arms) < 2:
         raise DataError(f"pooling needs scratch and another arm in every run; all {len(runs)} runs share only {arms}")
@@ -139,9 +144,7 @@ def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int =
     mats = {a: np.concatenate(flat[a]) for a in arms}     # their means are the episode-weighted pooled rates
     rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
              for a, m in mats.items()}
-    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b)
-             for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if a in mats and b in mats}
-    gap = gap_share_interval(boot, mats) if len(arms) == 3 else None
+    diffs, gap = _main_comparisons(boot, mats)
     return dict(runs=len(runs), rates=rates, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #3346df94

@@ -101,7 +101,6 @@ class ResumableLoader(PassPosition, torch.utils.data.DataLoader):
             yield batch
 
 
-
 class AtomicCheckpointIO(TorchCheckpointIO):
     "Lightning's checkpoints written whole (into `NAME.tmp`, then renamed) and read back without unpickling objects."
 
