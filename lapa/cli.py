@@ -10,7 +10,7 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, exit_code_of, is_override, launch_rank, log_to_file, resolve_callable
+from .core import ConfigError, exit_code_of, exit_process, is_override, launch_rank, log_to_file, resolve_callable
 from .stages import STAGES
 
 # %% auto #0
@@ -119,7 +119,7 @@ def _run_verb(argv: list[str]):
 def main() -> None:
     "Console entry point of `lapa`."
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    sys.exit(run(sys.argv[1:]))
+    exit_process(run(sys.argv[1:]))   # a rank started by Fabric, srun or torchrun takes its process group down
 
 # %% ../nbs/02_cli.ipynb #5b7d2f10
 if __name__ == "__main__" and "__file__" in globals():   # a module run, not this notebook

@@ -22,8 +22,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'exit_code_of',
-           'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256',
-           'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
+           'exit_process', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256',
+           'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -64,6 +64,17 @@ def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
         print(f"{prog}: error: {e}", file=sys.stderr); return 2
     except LapaError as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
+
+
+def exit_process(code: int) -> None:
+    """End the process with exit code `code`. A rank of a distributed run (a torch process group is up) takes the group
+    down, flushes its logs and output and leaves at once, skipping the interpreter's teardown; other processes `sys.exit`."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized(): sys.exit(code)
+    dist.destroy_process_group()
+    logging.shutdown()
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
 
 # %% ../nbs/00_core.ipynb #067cdc6a
 @contextlib.contextmanager

@@ -6,14 +6,13 @@
 from __future__ import annotations
 
 import copy
-import sys
 from pathlib import Path
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 
 from ..config import INITS, validate
-from ..core import DataError, get_logger, launch_rank, read_json, write_json
+from ..core import DataError, exit_process, get_logger, launch_rank, read_json, write_json
 from .model import build_foundation, load_foundation, save_foundation, spec_file
 from ..labelled import ensure_labelled
 
@@ -135,4 +134,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__" and "__file__" in globals():
-    sys.exit(main())
+    exit_process(main())

@@ -25,7 +25,7 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
-from ..core import (ConfigError, DataError, exit_code_of, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
+from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
 from ..train import identity_diff, lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .model import foundation_datasets
@@ -795,9 +795,7 @@ def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] 
         run(cfg)
         if dist.is_available() and dist.is_initialized(): dist.barrier()   # no rank tears the group down while another still talks
         return 0
-    try: return exit_code_of(prog, go)
-    finally:   # a process group left to the interpreter's exit can abort the rank ("terminate called ...")
-        if dist.is_available() and dist.is_initialized(): dist.destroy_process_group()
+    return exit_code_of(prog, go)   # the caller ends the process with `exit_process`, which takes the group down
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -806,4 +804,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__" and "__file__" in globals():
-    sys.exit(main())
+    exit_process(main())
