@@ -1,7 +1,6 @@
 """The docs site, as far as this machine can build it: everything `nbdev_docs` does before it calls Quarto (nbdev.yml
 and the sidebar from settings.ini, every chapter through nbdev's processors into _proc/, show_doc rendered), then
 `quarto render` where Quarto is installed. Fails when a chapter does not process or a kept figure is lost."""
-import json
 import shutil
 import subprocess
 import sys
