@@ -5,7 +5,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from nbdev.config import get_config
 from nbdev.quarto import nbdev_sidebar, refresh_quarto_yml
