@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 import torch
 import webdataset as wds
-from lightning.pytorch import LightningDataModule
+from lightning.pytorch import Callback, LightningDataModule
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .config import OnError
@@ -31,10 +31,10 @@ from .shards import decode_sample
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec',
            'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members', 'read_shard',
            'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked', 'decode_samples',
-           'collate', 'batch_samples', 'errors_to_batches', 'ShardList', 'ShardStream', 'stop_workers', 'PassPosition',
-           'ShardLoader', 'LAPADataModule', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples',
-           'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window',
-           'WindowPlanner', 'window_loader']
+           'collate', 'batch_samples', 'errors_to_batches', 'ShardList', 'ShardStream', 'stop_workers', 'with_last',
+           'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource', 'load_sources',
+           'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order',
+           'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -389,25 +389,59 @@ def stop_workers(batches: Iterator) -> None:
     if stop is not None: stop()
 
 
+def with_last(items: Iterable) -> Iterator[tuple[Any, bool]]:
+    "`(item, is_last)` for each of `items`, reading one item ahead."
+    it = iter(items)
+    for prev in it:
+        for item in it:
+            yield prev, False
+            prev = item
+        yield prev, True
+
+
 class PassPosition:
     """Where a loader is in its passes, as a checkpoint keeps it: the epoch of the current pass and the batches handed
-    out in it. After `load_state_dict`, the next pass reads that epoch again and skips those batches, so a resumed run
-    sees exactly the batches it would have seen (the low-level trainer's loader shares this with `ShardLoader`)."""
-    current, served, _resume = -1, 0, None
+    out in it. After `load_state_dict`, the next pass reads that epoch and skips those batches, so a resumed run sees
+    exactly the batches it would have seen (`ShardLoader` and the low-level trainer's loader share this).
+
+    Lightning's loop keeps `state_dict()` in its checkpoints, but gives it back only when a run restarts inside an
+    epoch (then it reads the empty rest of an ended pass before the next epoch); a run resumed from a checkpoint written
+    at an epoch's end gets nothing back and would read epoch 0's order again. `position()` (the next epoch's start once
+    a pass has ended) is what `LoaderPosition` and the data module keep and give back on every resume."""
+    epoch, current, served, _started, _ended, _resume = 0, 0, 0, False, False, None   # epoch: what the next pass reads
 
     def state_dict(self) -> dict:
-        "The epoch of the current (or last) pass and the batches it has handed out."
-        return {"epoch": self.current, "served": self.served}
+        "The epoch of the current (or last) pass and the batches it has handed out (a pending `load_state_dict`'s first)."
+        if self._resume is not None: epoch, served = self._resume
+        elif self._started: epoch, served = self.current, self.served
+        else: epoch, served = self.epoch, 0
+        return {"epoch": epoch, "served": served}
+
+    def position(self) -> dict:
+        "Where the next batch comes from: `state_dict()`, or the next epoch's start once a pass has handed out its last batch."
+        return {"epoch": self.epoch, "served": 0} if self._resume is None and self._ended else self.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
-        "Continue from `state_dict()`'s position at the next pass."
+        "Continue from a `state_dict()` or `position()` at the next pass."
         self._resume = (int(state["epoch"]), int(state["served"]))
 
-    def _start_pass(self, epoch: int) -> tuple[int, int]:
-        "Begin a pass: `(its epoch, batches to skip)`: a pending resume's position, else `epoch` from its start."
-        (epoch, skip), self._resume = self._resume or (epoch, 0), None
-        self.current, self.served = epoch, 0
+    def _start_pass(self) -> tuple[int, int]:
+        "Begin a pass: `(its epoch, batches to skip)`: a pending resume's position, else the next epoch from its start."
+        (epoch, skip), self._resume = self._resume or (self.epoch, 0), None
+        self.current, self.served, self.epoch, self._started, self._ended = epoch, 0, epoch + 1, True, False
         return epoch, skip
+
+    def _serve(self, batches: Iterable, skip: int, length: int) -> Iterator:
+        """Hand out the pass's `batches` (`length` of them, as planned), counted, less the first `skip` (handed out
+        before a resume; when that is all of them, nothing is read). The pass ends with its last batch, read one ahead:
+        Lightning stops at a loader's length without asking for more."""
+        if skip and skip >= length:
+            self.served, self._ended = skip, True
+            return
+        for n, (batch, last) in enumerate(with_last(batches), 1):
+            self.served, self._ended = n, last
+            if n > skip: yield batch
+        self._ended = True
 
 
 class ShardLoader(PassPosition):
@@ -427,7 +461,6 @@ class ShardLoader(PassPosition):
         self.partial_batches, self.spec, self.equalize = partial_batches, spec, equalize
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
-        self.current = epoch
 
     def set_epoch(self, epoch: int) -> None:
         "The epoch the next pass reads (it sets the shard and sample shuffles)."
@@ -457,14 +490,14 @@ class ShardLoader(PassPosition):
         "Samples this rank reads in the next pass."
         return self.rank_samples[self.rank]
 
-    def rank_batches(self) -> list[int]:
-        "Batches each rank yields in the next pass (before equalising; skipped samples can make it fewer)."
+    def rank_batches(self, epoch: int | None = None) -> list[int]:
+        "Batches each rank yields in `epoch` (default: the next pass; before equalising; skipped samples can make it fewer)."
         per = (lambda n: math.ceil(n / self.batch_size)) if self.partial_batches else (lambda n: n // self.batch_size)
-        return [sum(per(sum(s.num_samples for s in w)) for w in r) for r in self.plan()]
+        return [sum(per(sum(s.num_samples for s in w)) for w in r) for r in self.plan(epoch)]
 
-    def num_batches(self) -> int:
-        "Batches this rank yields in the next pass (with `equalize`: the smallest rank's count)."
-        b = self.rank_batches()
+    def num_batches(self, epoch: int | None = None) -> int:
+        "Batches this rank yields in `epoch` (default: the next pass; with `equalize`: the smallest rank's count)."
+        b = self.rank_batches(epoch)
         return min(b) if self.equalize else b[self.rank]
 
     def dataloader(self, epoch: int | None = None) -> DataLoader:
@@ -476,11 +509,20 @@ class ShardLoader(PassPosition):
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 
     def __iter__(self) -> Iterator[dict]:
-        epoch, skip = self._start_pass(self.epoch)
-        limit = self.num_batches() if self.equalize else None
-        self.epoch = epoch + 1
+        epoch, skip = self._start_pass()
         st = self.stats; st["passes"] += 1
-        n = skipped = 0
+        batches = self._pass(epoch)
+        try:
+            for b in self._serve(batches, skip, self.num_batches(epoch)):
+                st["batches"] += 1; st["samples"] += b["size"]
+                yield b
+        finally:
+            batches.close()
+
+    def _pass(self, epoch: int) -> Iterator[dict]:
+        "The batches of one pass over `epoch` (equalised if asked); raises the workers' errors, counts what they skipped."
+        limit = self.num_batches(epoch) if self.equalize else None
+        st, n, skipped = self.stats, 0, 0
         batches = iter(self.dataloader(epoch))
         try:
             for b in batches:
@@ -491,9 +533,7 @@ class ShardLoader(PassPosition):
                     raise e
                 if b["size"] == 0: continue
                 if limit is not None and n >= limit: break
-                n += 1; self.served = n
-                if n <= skip: continue   # a resumed pass: handed out (and trained on) before the checkpoint
-                st["batches"] += 1; st["samples"] += b["size"]
+                n += 1
                 yield b
         finally:
             stop_workers(batches)
@@ -521,7 +561,7 @@ class LAPADataModule(LightningDataModule):
         self.timeout_s, self.pin_memory = timeout_s, pin_memory
         self.info: dict | None = None
         self._loaders: dict[str, ShardLoader] = {}
-        self._train_epoch = 0
+        self._train_position: dict | None = None   # a position loaded before the loaders exist
 
     @classmethod
     def from_cfg(cls, cfg, dataset_dir: str | os.PathLike, **kw) -> "LAPADataModule":
@@ -545,7 +585,8 @@ class LAPADataModule(LightningDataModule):
         self._loaders["train"] = ShardLoader(
             read_shards(self.dataset_dir, "train"), self.batch_size, shard_shuffle=self.shard_shuffle,
             shuffle_buffer=self.shuffle_buffer, partial_batches=self.partial_batches, equalize=world > 1,
-            epoch=self._train_epoch, name=f"{self.dataset_dir.name}/train", **common)
+            name=f"{self.dataset_dir.name}/train", **common)
+        if self._train_position is not None: self._loaders["train"].load_state_dict(self._train_position)
         self._loaders["val"] = ShardLoader(read_shards(self.dataset_dir, "val"), self.batch_size, shard_shuffle=False,
                                            name=f"{self.dataset_dir.name}/val", **common)
 
@@ -561,11 +602,25 @@ class LAPADataModule(LightningDataModule):
         return {split: ld.summary() for split, ld in self._loaders.items()}
 
     def state_dict(self) -> dict:
-        return {"train_epoch": self._loaders["train"].epoch if self._loaders else self._train_epoch}
+        "The train loader's position (`PassPosition.position`), kept in Lightning's checkpoints."
+        if self._loaders: return {"train": self._loaders["train"].position()}
+        return {"train": self._train_position or {"epoch": 0, "served": 0}}
 
     def load_state_dict(self, state: dict) -> None:
-        self._train_epoch = int(state["train_epoch"])
-        if self._loaders: self._loaders["train"].set_epoch(self._train_epoch)
+        "Continue the train loader from `state_dict()`'s position (older checkpoints hold only its `train_epoch`)."
+        self._train_position = dict(state["train"]) if "train" in state else {"epoch": int(state["train_epoch"]), "served": 0}
+        if self._loaders: self._loaders["train"].load_state_dict(self._train_position)
+
+# %% ../nbs/12_loading.ipynb #ldpos01c
+class LoaderPosition(Callback):
+    """Keeps a `PassPosition` loader's place in Lightning's checkpoints (for a loader given to `fit` directly; a
+    `LAPADataModule` keeps its own): restored on every resume, at an epoch's end too, where Lightning does not."""
+
+    def __init__(self, loader: PassPosition):
+        self.loader = loader
+
+    def state_dict(self) -> dict: return self.loader.position()
+    def load_state_dict(self, state: dict) -> None: self.loader.load_state_dict(state)
 
 # %% ../nbs/12_loading.ipynb #975086d9
 @dataclass

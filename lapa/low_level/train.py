@@ -18,7 +18,7 @@ import torch
 
 from ..core import ConfigError, DataError, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
-from ..loading import PassPosition
+from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
 from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
@@ -81,24 +81,17 @@ class EpochShuffle(torch.utils.data.Sampler):
 
 class ResumableLoader(PassPosition, torch.utils.data.DataLoader):
     """A loader over an `EpochShuffle` that knows which epoch it is in and how many of its batches it has handed out
-    (`PassPosition`, as LAQ's shard loader). Lightning keeps both in its checkpoints (`state_dict`) and gives them back
-    on resume (`load_state_dict`): the resumed epoch draws the same order and skips what was done. (Lightning's own
-    epoch count for samplers is off by one when a run resumes from a checkpoint written at an epoch's end, so the
-    loader counts for itself.)"""
+    (`PassPosition`, as LAQ's shard loader). `LoaderPosition` keeps both in the checkpoints and gives them back on
+    resume: the resumed epoch draws the same order and skips what was done. (Lightning's own epoch count for samplers
+    is off by one when a run resumes from a checkpoint written at an epoch's end, so the loader counts for itself.)"""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         if not isinstance(self.sampler, EpochShuffle): raise TypeError("ResumableLoader needs an EpochShuffle sampler")
 
     def __iter__(self):
-        self.sampler.epoch, skip = self._start_pass(self.current + 1)
-        it = super().__iter__()
-        for _ in range(skip):
-            if next(it, None) is None: break
-            self.served += 1
-        for batch in it:
-            self.served += 1
-            yield batch
+        self.sampler.epoch, skip = self._start_pass()
+        yield from self._serve(super().__iter__(), skip, len(self))
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
@@ -226,7 +219,7 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
         every_epoch = ModelCheckpoint(dirpath=out_dir / CHECKPOINTS, filename=LAST.removesuffix(".ckpt"), save_top_k=1, monitor=None,
                                       every_n_epochs=1, save_on_train_epoch_end=True, enable_version_counter=False)
         trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers, plugins=[AtomicCheckpointIO()],
-                             callbacks=[every_epoch, *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
+                             callbacks=[every_epoch, LoaderPosition(loader), *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
                              log_every_n_steps=max(1, min(50, lc.max_steps // 10)), num_sanity_val_steps=0,
                              check_val_every_n_epoch=None, val_check_interval=lc.max_steps if val_loader else None,
                              limit_val_batches=1.0 if val_loader else 0, default_root_dir=out_dir)
