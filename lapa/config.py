@@ -27,16 +27,17 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import ConfigError, is_override
 
 # %% auto #0
-__all__ = ['LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
+__all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
            'LowLevelConfig', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
-           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
-           'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy',
-           'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig',
-           'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig',
-           'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig',
-           'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig', 'BenchServeConfig',
-           'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig',
+           'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision', 'Accelerator',
+           'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig',
+           'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
+           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
+           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig',
+           'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig',
+           'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir',
+           'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -63,6 +64,25 @@ class CheckpointFormat(str, Enum):
     "How the foundation trainer writes its window checkpoints."
     full = "full"        # rank 0 gathers the full state and writes safetensors + optimizer.pt (any strategy resumes it)
     sharded = "sharded"  # each rank writes its own shards with torch.distributed.checkpoint (no gather on rank 0)
+
+# %% ../nbs/01_config.ipynb #nfp00c
+NEUTRAL = "lapa_neutral"
+
+
+def neutral(default: Any) -> Any:
+    "A schema field added after runs were made, whose `default` does what those runs did: at it, fingerprints ignore it."
+    return field(default=default, metadata={NEUTRAL: True})
+
+
+def neutral_defaults(node: DictConfig, prefix: str = "") -> dict[str, Any]:
+    "The dotted keys of the `neutral` fields in the structured config `node` and the configs it holds, with their defaults."
+    kind = OmegaConf.get_type(node)
+    marked = {f.name: f.default for f in fields(kind) if f.metadata.get(NEUTRAL)} if is_dataclass(kind) else {}
+    out = {}
+    for key, value in node.items_ex(resolve=False):
+        if key in marked: out[f"{prefix}{key}"] = marked[key]
+        elif isinstance(value, DictConfig): out.update(neutral_defaults(value, f"{prefix}{key}."))
+    return out
 
 # %% ../nbs/01_config.ipynb #3a3afc5e
 def _positive(obj, *names) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .config import record_run, redacted
+from .config import neutral_defaults, record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES, stage_out
@@ -66,9 +66,20 @@ def _plain(cfg: DictConfig, key: str) -> Any:
     return getattr(v, "value", v)
 
 
+def _less_neutral(value: Any, key: str, neutral: dict[str, Any]) -> Any:
+    "The plain `value` of config `key` without the `neutral` keys under it that are at their defaults."
+    if not isinstance(value, dict): return value
+    return {k: _less_neutral(v, f"{key}.{k}", neutral) for k, v in value.items()
+            if not (f"{key}.{k}" in neutral and v == neutral[f"{key}.{k}"])}
+
+
 def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str]) -> str:
-    "SHA-256 of the stage's name, the resolved config values it depends on and the run ids of its inputs."
-    body = {"stage": stage.name, "config": {k: _plain(cfg, k) for k in stage.deps}, "inputs": input_ids}
+    """SHA-256 of the stage's name, the resolved config values it depends on and the run ids of its inputs. Keys
+    declared `neutral` (added later; their default does what runs without them did) count only away from their default."""
+    neutral = neutral_defaults(cfg)
+    config = {k: _less_neutral(_plain(cfg, k), k, neutral) for k in stage.deps}
+    body = {"stage": stage.name, "config": {k: v for k, v in config.items() if not (k in neutral and v == neutral[k])},
+            "inputs": input_ids}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
