@@ -392,11 +392,18 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
     def init_weights(self) -> None:
         """Fresh random weights and recomputed buffers everywhere (Hugging Face's init for the tower and the LM): the
         step after `to_empty` for a model built on the meta device. Pretrained weights are lost."""
+        from torch.distributed.tensor import DTensor, distribute_tensor
         for m in self.modules():   # transformers marks modules it initialised once (on the meta device too) and skips them
             if getattr(m, "_is_hf_initialized", False): m._is_hf_initialized = False
         self.vision.init_weights(); self.lm.init_weights(); self._init_own()
-        with torch.no_grad():   # older transformers (4.56) leave position ids and rotary frequencies as `to_empty` left them
+        # older transformers (4.56) leave position ids and rotary frequencies as `to_empty` left them, and zero a padding
+        # row by indexing the weight, which on a sharded weight (a DTensor) zeroes a copy: measured with torch 2.9
+        with torch.no_grad():
             for m in self.modules():
+                if isinstance(m, nn.Embedding) and m.padding_idx is not None and isinstance(m.weight, DTensor):
+                    keep = torch.ones(m.weight.shape[0], 1, dtype=m.weight.dtype, device=m.weight.to_local().device)
+                    keep[m.padding_idx] = 0   # a mask sharded like the weight
+                    m.weight.mul_(distribute_tensor(keep, m.weight.device_mesh, m.weight.placements))
                 ids = m._buffers.get("position_ids")
                 if ids is not None and not ids.is_floating_point(): ids.copy_(torch.arange(ids.shape[-1], device=ids.device).expand_as(ids))
                 if callable(getattr(m, "rope_init_fn", None)) and m._buffers.get("inv_freq") is not None:
