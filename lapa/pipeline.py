@@ -67,19 +67,18 @@ def _plain(cfg: DictConfig, key: str) -> Any:
 
 
 def _less_neutral(value: Any, key: str, neutral: dict[str, Any]) -> Any:
-    "The plain `value` of config `key` without the `neutral` keys under it that are at their defaults."
+    "The plain `value` of config `key` (\"\": the root) without the `neutral` keys under it that are at their defaults."
     if not isinstance(value, dict): return value
-    return {k: _less_neutral(v, f"{key}.{k}", neutral) for k, v in value.items()
-            if not (f"{key}.{k}" in neutral and v == neutral[f"{key}.{k}"])}
+    path = lambda k: f"{key}.{k}" if key else k
+    return {k: _less_neutral(v, path(k), neutral) for k, v in value.items()
+            if not (path(k) in neutral and v == neutral[path(k)])}
 
 
 def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str]) -> str:
     """SHA-256 of the stage's name, the resolved config values it depends on and the run ids of its inputs. Keys
     declared `neutral` (added later; their default does what runs without them did) count only away from their default."""
-    neutral = neutral_defaults(cfg)
-    config = {k: _less_neutral(_plain(cfg, k), k, neutral) for k in stage.deps}
-    body = {"stage": stage.name, "config": {k: v for k, v in config.items() if not (k in neutral and v == neutral[k])},
-            "inputs": input_ids}
+    config = _less_neutral({k: _plain(cfg, k) for k in stage.deps}, "", neutral_defaults(cfg))
+    body = {"stage": stage.name, "config": config, "inputs": input_ids}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
