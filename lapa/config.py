@@ -34,10 +34,10 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig',
            'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
            'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
-           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchLAQConfig',
-           'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig',
-           'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir',
-           'source_version', 'record_run']
+           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
+           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
+           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
+           'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -401,6 +401,8 @@ class LAQTrainConfig:
     resume: str = "auto"              # auto: continue from checkpoints/last.ckpt if there; never; or a .ckpt path
     wandb: WandbMode = WandbMode.offline
     wandb_project: str = "lapa"
+    compile: bool = neutral(False)    # torch.compile each transformer block (`lapa.train.compile_blocks`)
+    compile_backend: str = neutral("inductor")
 
     def _problems(self):
         p = _positive(self, "lr", "max_steps", "num_nodes", "log_every", "ckpt_every", "eval_batches")
@@ -689,6 +691,7 @@ class PolicyConfig:
     kind: PolicyKind = PolicyKind.vla
     checkpoint: Optional[str] = None    # a fine-tuned VLA folder (kind=vla) instead of the one `finetune.*` names
     device: str = "auto"                # auto (cuda if available), cpu, cuda[:N]
+    precision: Precision = neutral(Precision.auto)  # inference autocast: auto is bf16 on a GPU, fp32 on the CPU (as every earlier run, all on CPUs)
     replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
     temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
     ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age)
@@ -756,6 +759,9 @@ class TrainingConfig:
     num_nodes: Optional[int] = None   # null: from the launcher (torchrun/srun), else 1
     activation_checkpointing: bool = False
     meta_init: bool = False           # build the model on the meta device, materialise after sharding (fsdp)
+    compile: bool = neutral(False)    # torch.compile each transformer block (`lapa.train.compile_blocks`; before FSDP2 shards it)
+    compile_backend: str = neutral("inductor")
+    peak_tflops: Optional[float] = neutral(None)  # the GPU's dense peak for the logged MFU where Lightning does not know it
     keep_last_k: int = 2              # window checkpoints kept
     checkpoint_format: CheckpointFormat = CheckpointFormat.full  # window checkpoints; the final model is always full
     log_every: int = 10               # steps between logged metrics
@@ -807,6 +813,15 @@ class BenchDataConfig:
 
 
 @dataclass
+class BenchTrainConfig:
+    "`lapa bench train`: the foundation trainer's samples/s beside a bare loop (tokens/s and MFU on a GPU)."
+    presets: list[str] = field(default_factory=list)  # sizes of `lapa.bench.train.BENCH_PRESETS`; empty: tiny (and 1b on a GPU)
+    precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
+    compile: bool = False             # also measure each preset with its transformer blocks compiled (torch.compile)
+    peak_tflops: Optional[float] = None  # the GPU's dense peak for MFU when Lightning does not know the GPU (null: Lightning's)
+
+
+@dataclass
 class BenchLAQConfig:
     "`lapa bench laq`: LAQ training throughput (frame pairs/s, forward + backward + optimiser step) per size preset."
     sizes: list[str] = field(default_factory=lambda: ["tiny", "small", "paper"])
@@ -815,6 +830,7 @@ class BenchLAQConfig:
     warmup: int = 1
     device: str = "auto"
     precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
+    compile: bool = False             # also measure each size with its transformer blocks compiled (torch.compile)
 
     def _problems(self):
         bad = [s for s in self.sizes if s not in LAQSize.__members__]
@@ -865,6 +881,7 @@ class BenchEvalConfig:
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
+    train: BenchTrainConfig = field(default_factory=BenchTrainConfig)
     laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
     serve: BenchServeConfig = field(default_factory=BenchServeConfig)
     eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
@@ -883,6 +900,7 @@ class ServeConfig:
     max_prompt_chars: int = 2048 # longer prompts are refused before the policy sees them
     max_abs_value: float = 1.0e6 # float inputs beyond this magnitude (or NaN/Inf) are refused
     api_key: Optional[str] = None # clients must send `Authorization: Api-Key <key>` (openpi's client: api_key=...)
+    warmup: bool = True           # one forward pass of each batch size before the port opens (a GPU's first pass at a shape is slow); not with record_dir
 
     def _problems(self):
         p = _positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")

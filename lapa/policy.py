@@ -18,6 +18,7 @@ import torch
 
 from .core import DataError, LapaError, atomic_write, get_logger
 from .config import PolicyKind
+from .train import autocast_dtype, lightning_precision, plain
 from .low_level.model import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
                              model_transforms, unflatten_dict)
@@ -27,9 +28,10 @@ log = get_logger("lapa.policy")
 # %% auto #0
 __all__ = ['log', 'IMAGE_KEY', 'STATE_KEY', 'PROMPT_KEY', 'STATE_DIM', 'ACTION_DIM', 'RECORD_SEP', 'Policy', 'RequestError',
            'policy_metadata', 'check_image', 'check_state', 'check_prompt', 'CheckObservation', 'pick_device',
-           'state_view_meta', 'BatchedPolicy', 'LAPAPolicy', 'VLAPolicy', 'load_policy', 'load_policy_from',
-           'ExpertPolicy', 'ChunkedExpert', 'RandomPolicy', 'DummyPolicy', 'dummy_observation', 'policy_metadata_of',
-           'chunk_shape', 'ActionChunkBroker', 'save_record', 'load_record', 'PolicyRecorder', 'record_files', 'replay']
+           'inference_autocast', 'state_view_meta', 'BatchedPolicy', 'LAPAPolicy', 'VLAPolicy', 'load_policy',
+           'load_policy_from', 'ExpertPolicy', 'ChunkedExpert', 'RandomPolicy', 'DummyPolicy', 'dummy_observation',
+           'policy_metadata_of', 'chunk_shape', 'ActionChunkBroker', 'save_record', 'load_record', 'PolicyRecorder',
+           'record_files', 'replay']
 
 # %% ../nbs/51_policy.ipynb #49619c62
 class Policy(Protocol):
@@ -114,6 +116,13 @@ def _sync(device: torch.device) -> None:
 def _is_path(x: Any) -> bool: return isinstance(x, (str, os.PathLike))
 
 
+def inference_autocast(device: torch.device, precision: str = "auto"):
+    """The autocast context a policy's forward passes run in: `auto` is bf16 on a GPU (a batch of 8 costs about what
+    a batch of 1 does there) and fp32 on the CPU; `fp32`, `bf16`, `fp16` as named. Outputs leave as float32."""
+    dtype = autocast_dtype(lightning_precision(precision, "gpu" if device.type == "cuda" else "cpu"))
+    return torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None)
+
+
 def _stack_images(xs: Sequence[dict], device: torch.device) -> torch.Tensor:
     "The transformed `image`s (H, W, 3) uint8 of `xs` as one `(B, 3, H, W)` uint8 batch on `device`."
     return torch.from_numpy(np.stack([x["image"] for x in xs])).permute(0, 3, 1, 2).to(device)
@@ -148,8 +157,9 @@ class LAPAPolicy(BatchedPolicy):
     transforms; a reply also holds the `latents` int64 (tokens,)."""
 
     def __init__(self, foundation_ckpt: Any, low_level_ckpt: Any, device: str | torch.device = "auto",
-                 default_prompt: str | None = None, noise_seed: int | None = None, flow_steps: int | None = None):
-        self.device = pick_device(device)
+                 default_prompt: str | None = None, noise_seed: int | None = None, flow_steps: int | None = None,
+                 precision: str = "auto"):
+        self.device, self.precision = pick_device(device), precision
         ll = load_low_level(low_level_ckpt, self.device) if _is_path(low_level_ckpt) else low_level_ckpt
         if not isinstance(ll, LowLevelPolicyModel): raise DataError(f"not a low-level policy: {type(ll).__name__}")
         if not ll.norm_stats or "actions" not in ll.norm_stats:
@@ -199,12 +209,14 @@ class LAPAPolicy(BatchedPolicy):
         t1 = time.perf_counter()
         latents = None
         if a.use_latents:
-            latents, _ = self.foundation.predict_latents(image, [x["prompt"] for x in xs])
+            with inference_autocast(dev, self.precision):
+                latents, _ = self.foundation.predict_latents(image, [x["prompt"] for x in xs])
             latents = torch.as_tensor(latents, device=dev).long().reshape(len(xs), -1)
             _sync(dev)
         t2 = time.perf_counter()
         noise = self.noise if noise is None else torch.as_tensor(np.asarray(noise, np.float32))
-        chunks = self.low_level.head.predict(self.low_level.context(latents, model_obs), noise, steps=self.flow_steps)
+        with inference_autocast(dev, self.precision):
+            chunks = self.low_level.head.predict(self.low_level.context(latents, model_obs), noise, steps=self.flow_steps)
         chunks = chunks.float().cpu().numpy()
         t3 = time.perf_counter()
         outs = [self._outputs({"actions": c, "state": x.get("state")}) for c, x in zip(chunks, xs)]
@@ -225,9 +237,10 @@ class LAPAPolicy(BatchedPolicy):
 class VLAPolicy(BatchedPolicy):
     "A fine-tuned VLA behind openpi-style transforms: image + instruction + state view -> action chunk in robot units."
 
-    def __init__(self, model: Any, device: str | torch.device = "auto", default_prompt: str | None = None, name: str = "vla"):
+    def __init__(self, model: Any, device: str | torch.device = "auto", default_prompt: str | None = None, name: str = "vla",
+                 precision: str = "auto"):
         from lapa.foundation.model import FoundationVLA, load_foundation
-        self.device = pick_device(device)
+        self.device, self.precision = pick_device(device), precision
         model = load_foundation(model) if _is_path(model) else model
         if not isinstance(model, FoundationVLA) or model.action is None:
             raise DataError(f"VLAPolicy needs a foundation model with an action head (`lapa foundation finetune`), got "
@@ -256,7 +269,9 @@ class VLAPolicy(BatchedPolicy):
         state = (torch.from_numpy(np.stack([np.asarray(x["state"], np.float32) for x in xs])).to(self.device)
                  if "state" in xs[0] else None)
         t1 = time.perf_counter()
-        chunks = self.model.predict_actions(image, [x["prompt"] for x in xs], state).float().cpu().numpy()
+        with inference_autocast(self.device, self.precision):
+            chunks = self.model.predict_actions(image, [x["prompt"] for x in xs], state)
+        chunks = chunks.float().cpu().numpy()
         _sync(self.device)
         t2 = time.perf_counter()
         outs = [self._outputs({"actions": c}) for c in chunks]
@@ -271,6 +286,7 @@ class VLAPolicy(BatchedPolicy):
 def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
     "The run's policy that `policy.kind` names: the fine-tuned VLA of `finetune.*` (or `policy.checkpoint`), or the hierarchical one."
     device = kw.pop("device", cfg.policy.device)
+    kw.setdefault("precision", plain(cfg.policy.precision))
     if PolicyKind(cfg.policy.kind) == PolicyKind.vla:
         from lapa.foundation.finetune import finetune_dir
         folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"

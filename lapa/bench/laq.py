@@ -10,7 +10,7 @@ import time
 import torch
 
 from ..laq.model import LAQModel, laq_arch
-from ..train import lightning_precision
+from ..train import autocast_dtype, compile_blocks, lightning_precision
 
 # %% auto #0
 __all__ = ['bench_laq', 'cli_bench_laq']
@@ -18,11 +18,12 @@ __all__ = ['bench_laq', 'cli_bench_laq']
 # %% ../../nbs/91_bench_laq.ipynb #4a49fa27
 def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size: int | None = None, steps: int = 5,
               warmup: int = 2, device: str = "auto", precision: str = "auto", quantizer: str = "nsvq",
-              threads: int | None = None, verbose: bool = True) -> dict[str, dict]:
-    "Training throughput (frame pairs/s, forward + backward + AdamW step) of LAQ presets; prints a table, returns the numbers."
+              threads: int | None = None, compile: bool = False, verbose: bool = True) -> dict[str, dict]:
+    """Training throughput (frame pairs/s, forward + backward + AdamW step) of LAQ presets; prints a table, returns the
+    numbers. `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
     dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
     prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
-    dtype = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}.get(prec)
+    dtype = autocast_dtype(prec)
     if threads: torch.set_num_threads(threads)
     if dev.type == "cpu": torch.set_flush_denormal(True)
     results = {}
@@ -31,6 +32,7 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
         bs = batch_size or ({"paper": 16 if dev.type == "cuda" else 2}.get(size, 32))
         torch.manual_seed(0)
         model = LAQModel(arch).to(dev).train()
+        if compile: compile_blocks(model.blocks())
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
         frames = torch.randint(0, 256, (bs, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
         def step():
@@ -45,18 +47,20 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
         dt = (time.perf_counter() - t0) / steps
         results[size] = dict(params=model.num_params(), image_size=arch.image_size, patch_size=arch.patch_size,
                              batch_size=bs, ms_per_step=round(dt * 1000, 1), pairs_per_s=round(bs / dt, 1),
-                             device=str(dev), precision=prec, threads=torch.get_num_threads() if dev.type == "cpu" else None)
+                             device=str(dev), precision=prec, compiled=compile, threads=torch.get_num_threads() if dev.type == "cpu" else None)
         del model, opt, frames
     if verbose:
-        print(f"{'size':<7}{'params':>10}{'image':>7}{'patch':>7}{'batch':>7}{'ms/step':>10}{'pairs/s':>10}  device, precision")
+        print(f"{'size':<7}{'params':>10}{'image':>7}{'patch':>7}{'batch':>7}{'ms/step':>10}{'pairs/s':>10}  device, precision, compiled")
         for k, r in results.items():
             print(f"{k:<7}{r['params'] / 1e6:>9.1f}M{r['image_size']:>7}{r['patch_size']:>7}{r['batch_size']:>7}"
-                  f"{r['ms_per_step']:>10.1f}{r['pairs_per_s']:>10.1f}  {r['device']}, {r['precision']}")
+                  f"{r['ms_per_step']:>10.1f}{r['pairs_per_s']:>10.1f}  {r['device']}, {r['precision']}, {r['compiled']}")
     return results
 
 # %% ../../nbs/91_bench_laq.ipynb #6b979a30
 def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
-    "`lapa bench laq [bench.laq.sizes=[tiny,paper] ...]`: print the LAQ training throughput table."
+    "`lapa bench laq [bench.laq.sizes=[tiny,paper] bench.laq.compile=true ...]`: print the LAQ training throughput table(s)."
     b = cfg.bench.laq
-    bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device, precision=b.precision)
+    for compiled in (False, True) if b.compile else (False,):
+        bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device,
+                  precision=b.precision, compile=compiled)
     return 0

@@ -55,7 +55,7 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
     rows = [dict(mode="in process", clients=1, p50_ms=base, p99_ms=_pct(times, 99), server_infer_p50_ms=float("nan"),
                  requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0, mean_batch=1.0)]
     for mb in max_batch:
-        with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms) as server:
+        with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms, warmup=True) as server:
             mode = f"server, batches <= {mb}" if server.batching else f"server, {workers} threads"
             for n in clients:
                 before = dict(server.stats)

@@ -16,7 +16,7 @@ from ..config import load_cfg
 from ..core import ConfigError
 from ..foundation.model import build_foundation
 from ..foundation.train import RunPlan, StepLoop, make_fabric, make_optimizer, make_scheduler, peak_flops
-from ..train import lightning_precision
+from ..train import autocast_dtype, compile_blocks, lightning_precision
 
 # %% auto #0
 __all__ = ['BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
@@ -57,12 +57,16 @@ def _cycle(batches: list[dict], n: int) -> Iterator[dict]:
     return (batches[i % len(batches)] for i in range(n))
 
 # %% ../../nbs/92_bench_train.ipynb #ca279924
-def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", **overrides) -> dict:
+def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", compile: bool = False,
+                peak_tflops: float | None = None, **overrides) -> dict:
     """Samples/s of `StepLoop` beside a bare PyTorch loop on the same foundation VLA and in-memory batches, in one run:
     the best rate of each over `repeats` back-to-back rounds, and the median ratio of the rounds (`loop_over_bare`).
+    `compile`: both with their transformer blocks compiled (`compile_blocks`, inductor; warm-up covers compilation).
     `overrides`: the preset's `batch_size`, `steps`, `warmup`, or `foundation.model` fields (`lm_layers=4`)."""
     p = {**BENCH_PRESETS[preset], **overrides}
     B, steps, warmup = p.pop("batch_size"), p.pop("steps"), p.pop("warmup")
+    n_batches = 4
+    if compile: warmup = max(warmup, 2 * n_batches)   # every batch shape seen twice: compiled, and recompiled as dynamic
     cfg = load_cfg(["training.strategy=single", f"training.per_gpu_batch_size={B}", f"training.global_batch_size={B}",
                     "training.log_every=1000000", f"training.precision={precision}", "training.total_train_samples=1",
                     "training.warmup_steps=10", "training.wandb=disabled", *[f"foundation.model.{k}={v}" for k, v in p.items()]])
@@ -72,6 +76,7 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
     with fabric.init_module():
         model = build_foundation(cfg)
     bare = copy.deepcopy(model)
+    if compile: compile_blocks(model.blocks()); compile_blocks(bare.blocks())
     fmodel = fabric.setup_module(model)
     fopt = fabric.setup_optimizers(make_optimizer(fmodel.module, tc))
     plan = RunPlan(steps, 1, steps, B, B, 1, 1, 10**9, 10**9)
@@ -79,8 +84,8 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
     bopt = make_optimizer(bare, tc)
     bsched = make_scheduler(bopt, tc, 10**6)
     precision_str = lightning_precision(tc.precision, "gpu" if fabric.device.type == "cuda" else "cpu")
-    amp = torch.bfloat16 if precision_str.startswith("bf16") else torch.float16 if precision_str.startswith("16") else None
-    batches = synthetic_batches(4, B, model.image_size, model.num_tokens, model.vocab, fabric.device)
+    amp = autocast_dtype(precision_str)
+    batches = synthetic_batches(n_batches, B, model.image_size, model.num_tokens, model.vocab, fabric.device)
     sync = (lambda: torch.cuda.synchronize(fabric.device)) if fabric.device.type == "cuda" else (lambda: None)
 
     def run_bare(n): bare_steps(bare, bopt, bsched, _cycle(batches, n), float(tc.grad_clip), amp)
@@ -97,10 +102,10 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
         ratios.append(rate["loop"] / rate["bare"])
     m = fmodel.module
     out = {"preset": preset, "device": torch.cuda.get_device_name(fabric.device) if fabric.device.type == "cuda" else "cpu",
-           "precision": precision_str, "parameters": sum(q.numel() for q in m.parameters()), "batch_size": B, "steps": steps,
+           "precision": precision_str, "compiled": compile, "parameters": sum(q.numel() for q in m.parameters()), "batch_size": B, "steps": steps,
            "bare_samples_per_s": best["bare"], "loop_samples_per_s": best["loop"], "loop_over_bare": sorted(ratios)[len(ratios) // 2],
            "tokens_per_s": best["loop"] * m.tokens_per_sample}
-    peak = peak_flops(fabric.device)
+    peak = peak_flops(fabric.device, amp, peak_tflops)
     if peak:
         out["mfu"] = best["loop"] * m.flops_per_sample / peak
         out["bare_mfu"] = best["bare"] * m.flops_per_sample / peak
@@ -110,22 +115,25 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
 
 def bench_table(results: list[dict]) -> str:
     "A plain-text table of `bench_train` results."
-    cols = ["preset", "device", "precision", "parameters", "bare_samples_per_s", "loop_samples_per_s", "loop_over_bare",
+    cols = ["preset", "device", "precision", "compiled", "parameters", "bare_samples_per_s", "loop_samples_per_s", "loop_over_bare",
             "tokens_per_s", "mfu"]
-    fmt = lambda v: f"{v:,}" if isinstance(v, int) else f"{v:.3f}" if isinstance(v, float) and v < 10 else f"{v:,.0f}" if isinstance(v, float) else str(v)
+    fmt = lambda v: str(v).lower() if isinstance(v, bool) else f"{v:,}" if isinstance(v, int) else f"{v:.3f}" if isinstance(v, float) and v < 10 else f"{v:,.0f}" if isinstance(v, float) else str(v)
     rows = [[fmt(r.get(c, "-")) for c in cols] for r in results]
     w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     return "\n".join("  ".join(x.rjust(w[i]) for i, x in enumerate(r)) for r in [cols, *rows])
 
 
 def cli_bench_train(cfg, args: list[str] | None = None) -> int:
-    "`lapa bench train [PRESET ...]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU) when a GPU is there."
-    presets = list(args or []) or (["tiny", "1b"] if torch.cuda.is_available() else ["tiny"])
+    """`lapa bench train [PRESET ...] [bench.train.compile=true]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU)
+    when a GPU is there; with `compile`, each preset also with its blocks compiled."""
+    b = cfg.bench.train
+    presets = list(args or []) or list(b.presets) or (["tiny", "1b"] if torch.cuda.is_available() else ["tiny"])
     bad = [p for p in presets if p not in BENCH_PRESETS]
     if bad: raise ConfigError(f"unknown bench presets {bad}; valid: {', '.join(BENCH_PRESETS)}")
     results = []
     for p in presets:
-        results.append(bench_train(p))
-        print(bench_table(results[-1:]), flush=True)
+        for compiled in (False, True) if b.compile else (False,):
+            results.append(bench_train(p, precision=b.precision, compile=compiled, peak_tflops=b.peak_tflops))
+            print(bench_table(results[-1:]), flush=True)
     if len(results) > 1: print("\n" + bench_table(results))   # all presets together
     return 0

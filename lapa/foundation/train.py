@@ -27,14 +27,14 @@ from tqdm.auto import tqdm
 from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
-from ..train import identity_diff, lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
+from ..train import autocast_dtype, cfg_get, compile_blocks, identity_diff, lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
-           'PEAK_FLOPS', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
+           'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
            'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
            'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'resolve_resume', 'full_model_state',
            'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'remove_checkpoint',
@@ -190,13 +190,16 @@ def checkpoint_blocks(blocks: Iterable[nn.Module]) -> int:
     return n
 
 
-def fsdp_parallelize(model: nn.Module, device_mesh, bf16: bool = False, activation_checkpointing: bool = False) -> nn.Module:
-    "FSDP2: `fully_shard` each of `model.blocks()`, then the root, over the mesh's data-parallel dimension."
+def fsdp_parallelize(model: nn.Module, device_mesh, bf16: bool = False, activation_checkpointing: bool = False,
+                     compile_backend: str | None = None) -> nn.Module:
+    """FSDP2: `fully_shard` each of `model.blocks()`, then the root, over the mesh's data-parallel dimension (each block
+    checkpointed, then compiled with `compile_backend`, first, when asked)."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     mesh = device_mesh["data_parallel"]
     kw = {"mp_policy": MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)} if bf16 else {}
     blocks = list(model.blocks())
     if activation_checkpointing: checkpoint_blocks(blocks)
+    if compile_backend: compile_blocks(blocks, compile_backend)
     for b in blocks: fully_shard(b, mesh=mesh, **kw)
     fully_shard(model, mesh=mesh, **kw)
     return model
@@ -249,7 +252,8 @@ def make_fabric(training_cfg):
     else:
         strat = ModelParallelStrategy(
             parallelize_fn=functools.partial(fsdp_parallelize, bf16=gpu and precision.startswith("bf16"),
-                                             activation_checkpointing=bool(tc.activation_checkpointing)),
+                                             activation_checkpointing=bool(tc.activation_checkpointing),
+                                             compile_backend=tc.compile_backend if tc.compile else None),
             data_parallel_size=devices * nodes, tensor_parallel_size=1, save_distributed_checkpoint=False)
     return Fabric(accelerator="cuda" if gpu else "cpu", devices=devices, num_nodes=nodes, strategy=strat, precision=precision)
 
@@ -488,14 +492,14 @@ def sharded_keys(folder: Path) -> set[str]:
     return {k.split(".", 1)[0] for k in FileSystemReader(str(Path(folder) / CKPT_SHARDED)).read_metadata().state_dict_metadata}
 
 # %% ../../nbs/31_trainer.ipynb #ddac034f
-PEAK_FLOPS = {"H100": 989e12, "H200": 989e12, "GH200": 989e12, "A100": 312e12, "L40S": 362e12, "A10": 125e12}
-
-
-def peak_flops(device: torch.device) -> float | None:
-    "The dense bf16 peak FLOP/s of a CUDA device by name (None when unknown or not a GPU)."
+def peak_flops(device: torch.device, dtype: torch.dtype | None = torch.bfloat16, tflops: float | None = None) -> float | None:
+    """The GPU's peak FLOP/s for MFU: `tflops` (TFLOP/s) when given, else Lightning's `get_available_flops` for `dtype`
+    (fp32 when None); None on a CPU or a GPU Lightning does not know."""
     if device.type != "cuda": return None
-    name = torch.cuda.get_device_name(device)
-    return next((v for k, v in PEAK_FLOPS.items() if k in name), None)
+    if tflops: return float(tflops) * 1e12
+    from lightning.fabric.utilities.throughput import get_available_flops
+    flops = get_available_flops(device, dtype or torch.float32)
+    return float(flops) if flops else None
 
 
 class Timer:
@@ -540,7 +544,8 @@ class StepLoop:
         inner = getattr(model, "module", model)
         self.tokens_per_sample = getattr(inner, "tokens_per_sample", None)
         self.flops_per_sample = getattr(inner, "flops_per_sample", None)
-        self.peak = peak_flops(fabric.device)
+        amp = autocast_dtype(lightning_precision(training_cfg.precision, "gpu"))   # (peak_flops is None off a GPU)
+        self.peak = peak_flops(fabric.device, amp, cfg_get(training_cfg, "peak_tflops"))
         self._reset_meters()
 
     def _reset_meters(self) -> None:
@@ -674,7 +679,9 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     fabric.seed_everything(int(tc.seed), verbose=False)
     with fabric.init_module(empty_init=meta):
         model = build_model(cfg, stats)
-    if tc.activation_checkpointing and strategy != Strategy.fsdp: checkpoint_blocks(model.blocks())
+    if strategy != Strategy.fsdp:                                  # (fsdp_parallelize does both before sharding)
+        if tc.activation_checkpointing: checkpoint_blocks(model.blocks())
+        if tc.compile: compile_blocks(model.blocks(), tc.compile_backend)
     model = fabric.setup_module(model)
     module = model.module                                          # the (sharded) model itself: names without wrappers
     if meta and hasattr(module, "init_weights"): module.init_weights()   # buffers and norms `reset_parameters` misses

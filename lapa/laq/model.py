@@ -413,6 +413,10 @@ class LAQModel(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa
         self.apply(_init_weights)
         if a.predict_delta: nn.init.zeros_(self.decoder.head.weight); nn.init.zeros_(self.decoder.head.bias)
 
+    def blocks(self) -> list[nn.Module]:
+        "The transformer blocks (the encoder's spatial and temporal ones, the pool's, the decoder's): the units that compile."
+        return [*self.encoder.spatial, *self.encoder.temporal, self.pool.block, *self.decoder.blocks]
+
     def frames(self, x: torch.Tensor) -> torch.Tensor:
         "Input frames (uint8 or [0, 1] float, any size) as the model's float frames in [0, 1]."
         return to_unit(x, self.arch.image_size)

@@ -14,7 +14,8 @@ import torch
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import finish_loggers, lightning_loggers, lightning_precision, parse_devices, plain, wandb_env, warmup_cosine
+from ..train import (compile_blocks, finish_loggers, lightning_loggers, lightning_precision, parse_devices, plain, uncompile_blocks,
+                         wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -126,6 +127,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     dm = LAPADataModule.from_cfg(cfg, dataset, batch_size=tc.batch_size or cfg.loader.batch_size)
     module = LAQModule(arch.to_dict(), lr=tc.lr, weight_decay=tc.weight_decay, warmup_steps=tc.warmup_steps,
                        max_steps=tc.max_steps, min_lr_ratio=tc.min_lr_ratio)
+    if tc.compile: compile_blocks(module.model.blocks(), tc.compile_backend)
     resume = resume_checkpoint(tc.resume, out_dir)
     old = sorted((out_dir / "checkpoints").glob("*.ckpt"))
     if resume is None and old:   # a fresh run in a used folder: its checkpoints would mix with the old ones
@@ -150,6 +152,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
         trainer.save_checkpoint(out_dir / "checkpoints" / "last.ckpt", weights_only=False)
         finish_loggers(loggers, trainer.is_global_zero)
     if not trainer.is_global_zero: return {}
+    uncompile_blocks(module.model.blocks())   # evaluation and labelling run eagerly (no recompiling for no-grad mode)
     model = module.model.eval()
     has_val = any(r["split"] == "val" for r in _manifest(dataset))
     ev = evaluate_laq(model, dm.val_dataloader() if has_val else dm.train_dataloader(), tc.eval_batches)
