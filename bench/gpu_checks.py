@@ -1,0 +1,155 @@
+"""The GPU checks of lapa's training and serving paths, one section per call, each writing JSON into OUTDIR:
+
+    python bench/gpu_checks.py SECTION OUTDIR [ARGS] [--dry]
+
+- `env`: versions, the GPU, Lightning's peak FLOP/s for it, NCCL.
+- `train [PRESET:COMPILE[:BATCH],...]`: `lapa.bench.train.bench_train` (bf16 on a GPU, tokens/s, MFU), e.g. `1b:0,1b:1:32`.
+- `fsdp`: `lapa.foundation.train` under torchrun, one rank per GPU: FSDP2 over NCCL, bf16, activation checkpointing,
+  sharded window checkpoints, with and without compiled blocks (the `small` foundation on toy data).
+- `serve`: a randomly initialised fine-tuned VLA (tiny and 1b) in process (fp32 and bf16, batch 1 and 8) and through
+  `lapa.bench.serve.bench_serve` (1-16 clients, threads or batches); `POLICY_PRECISION` sets the policy's precision.
+- `laq`: `lapa.bench.laq.bench_laq` for every size, then the paper size with compiled blocks.
+- `laqtrain`: `lapa laq train` (Lightning) on toy video, blocks compiled or not.
+
+`--dry` runs the same code on the CPU at toy sizes (a check of the script, not a measurement). The figures of
+2026-11-26 on an H200 are in `nbs/results/gpu_h200/` and chapters 31, 52, 91, 92 and 95.
+"""
+import json, os, subprocess, sys, tempfile, time
+from pathlib import Path
+
+section, out = sys.argv[1], Path(sys.argv[2])
+dry = "--dry" in sys.argv
+out.mkdir(parents=True, exist_ok=True)
+import torch
+
+def save(name, obj):
+    (out / f"{name}.json").write_text(json.dumps(obj, indent=1, default=str))
+    print(json.dumps(obj, default=str)[:3000], flush=True)
+
+def peak_override():
+    "989.4 TFLOP/s (NVIDIA's dense BF16 figure of the H100/H200 SXM) only where Lightning's table does not know the GPU."
+    if not torch.cuda.is_available(): return None
+    from lightning.fabric.utilities.throughput import get_available_flops
+    return None if get_available_flops(torch.device("cuda"), torch.bfloat16) else 989.4
+
+def toy_data(root, n=8, size=32):
+    from lapa.shards import ShardSettings, TOY_STATE_VIEWS, toy_episode, write_dataset
+    d = Path(root) / "toy"
+    write_dataset([toy_episode(f"toy-v3-s{i:06d}", T=40, size=size, seed=i) for i in range(n)], d, "actions",
+                  ShardSettings(samples_per_shard=32, val_fraction=0.25, action_horizon=4), extra_info={"state_views": TOY_STATE_VIEWS}, progress=False)
+    return d
+
+if section == "env":
+    import importlib.metadata as md
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "python": sys.version.split()[0]}
+    for p in ("lightning", "transformers", "numpy", "hydra-core", "webdataset", "safetensors", "huggingface_hub"):
+        try: info[p] = md.version(p)
+        except Exception as e: info[p] = repr(e)
+    if torch.cuda.is_available():
+        from lightning.fabric.utilities.throughput import get_available_flops
+        info["lightning_peak_bf16"] = get_available_flops(torch.device("cuda"), torch.bfloat16)
+        info["nccl"] = torch.cuda.nccl.version()
+    save("env", info)
+
+elif section == "train":   # lapa bench train: PRESET:COMPILE pairs in order (bf16, tokens/s, MFU)
+    from lapa.bench.train import bench_table, bench_train
+    pairs = [(p.split(":") + [None])[:3] for p in (sys.argv[3].split(",") if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else ["tiny:0"])]
+    rows = []
+    for p, c, bs in pairs:
+        t = time.time()
+        try:
+            kw = {"steps": 4, "warmup": 1, "batch_size": 8} if dry else ({"batch_size": int(bs)} if bs else {})
+            r = bench_train(p, compile=c == "1", peak_tflops=peak_override(), **kw)
+            r["seconds_total"] = time.time() - t
+        except Exception as e:
+            r = {"preset": p, "compiled": c == "1", "error": repr(e)[:2000]}
+        rows.append(r); save(f"train_{p}_{c}_{bs}", r)
+        if "error" not in r: print(bench_table([r]), flush=True)
+        if torch.cuda.is_available(): torch.cuda.empty_cache()
+    save("train_all", rows)
+
+elif section == "laq":     # lapa bench laq: pairs/s of every size, then the paper size compiled
+    from lapa.bench.laq import bench_laq
+    res = {}
+    for c, sizes in ((False, ("tiny",) if dry else ("tiny", "small", "paper")), (True, ("tiny",) if dry else ("paper",))):
+        t = time.time()
+        try: res[f"compiled={c}"] = bench_laq(sizes=sizes, steps=3 if dry else 10, warmup=1 if dry else 3, compile=c)
+        except Exception as e: res[f"compiled={c}"] = {"error": repr(e)[:2000]}
+        res[f"seconds compiled={c}"] = time.time() - t
+        save("laq", res)
+
+elif section == "fsdp":    # the foundation trainer under torchrun: FSDP2 over NCCL, bf16, compiled blocks, sharded windows
+    tmp = Path(tempfile.mkdtemp()); data = toy_data(tmp)
+    res = {}
+    for name, extra in (("fsdp_compiled", ["training.compile=true"] + (["training.compile_backend=eager"] if dry else [])),
+                        ("fsdp", [])):
+        ov = ["experiment=smoke", f"run_dir={tmp / name}", f"training.datasets=[{data}]", "foundation.predict=actions",
+              "foundation.model.size=small", "training.total_train_samples=" + ("64" if dry else "2048"), "training.num_checkpoints=2",
+              "training.global_batch_size=32", "training.per_gpu_batch_size=32", "training.warmup_steps=5", "training.log_every=10",
+              "training.wandb=disabled", "loader.num_workers=2", "training.strategy=fsdp", "training.checkpoint_format=sharded",
+              "training.activation_checkpointing=true", *extra]
+        t = time.time()
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=1", "-m", "lapa.foundation.train", *ov]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=200)
+        sec = time.time() - t
+        s = {"rc": r.returncode, "seconds": sec, "stderr_tail": r.stderr[-1500:]}
+        sp = tmp / name / "foundation" / "summary.json"
+        if sp.exists():
+            summ = json.loads(sp.read_text())
+            s.update({k: summ.get(k) for k in ("world_size", "strategy", "steps", "precision", "device")})
+            s["history_last"] = (summ.get("history") or [None])[-1]
+            ck = sorted((tmp / name / "foundation" / "checkpoints").glob("window_*"))
+            s["checkpoints"] = [[c.name, sorted(f.name for f in (c / "sharded").iterdir())] if (c / "sharded").exists() else c.name for c in ck]
+        s["backend"] = next((l.split("=", 1)[1] for l in r.stderr.splitlines() if l.startswith("distributed_backend=")), None)
+        res[name] = s
+        save("fsdp", res)
+
+elif section == "serve":   # the fine-tuned VLA policy served on CUDA: tiny (the benchmark's size) and 1b
+    from lapa.bench.serve import bench_serve, serve_table
+    from lapa.config import load_cfg
+    from lapa.foundation.model import build_foundation
+    from lapa.policy import VLAPolicy
+    from lapa.serving import observation_from_metadata
+    tmp = Path(tempfile.mkdtemp()); data = toy_data(tmp, n=2)
+    stats = json.loads((data / "stats.json").read_text())
+    res = {}
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    for size in ("tiny",) if dry else ("tiny", "1b"):
+        torch.manual_seed(0)
+        cfg = load_cfg(["experiment=smoke", "foundation.predict=actions", f"foundation.dataset={data}", f"foundation.model.size={size}"])
+        model, inproc = build_foundation(cfg, stats), {}
+        for prec in ("fp32", "bf16"):   # in process: batch 1 and 8, median of 20 after 3 warm-up passes
+            p = VLAPolicy(model, device=dev, precision=prec)
+            for bs in (1, 8):
+                for _ in range(3): p.infer_batch([p_obs := observation_from_metadata(p.metadata)] * bs)
+                ts = []
+                for _ in range(20):
+                    t = time.perf_counter(); p.infer_batch([p_obs] * bs); ts.append(1000 * (time.perf_counter() - t))
+                inproc[f"{prec} batch {bs} ms"] = sorted(ts)[len(ts) // 2]
+        pol = VLAPolicy(model, device=dev, precision=os.environ.get("POLICY_PRECISION", "auto"))
+        obs = observation_from_metadata(pol.metadata)
+        rows = bench_serve(pol, obs, clients=[1, 2, 4, 8, 16], requests=20 if dry else 50, workers=8, max_batch=[1, 8], batch_wait_ms=2.0)
+        res[size] = {"params": sum(p.numel() for p in pol.model.parameters()), "device": dev, "in_process_median": inproc, "rows": rows}
+        print(serve_table(rows), flush=True)
+        save("serve_" + os.environ.get("POLICY_PRECISION", "auto"), res)
+        del pol; torch.cuda.empty_cache() if dev == "cuda" else None
+
+elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not
+    from lapa.config import load_cfg
+    from lapa.laq.train import train_laq
+    from lapa.shards import ShardSettings, split_episodes, toy_episode, write_dataset
+    tmp = Path(tempfile.mkdtemp())
+    eps = [toy_episode(f"toy-v3-s{i:06d}", T=40, size=64, seed=i) for i in range(40)]
+    write_dataset(eps, tmp / "video", "video", ShardSettings(frame_gap_s=0.1, samples_per_shard=500, val_fraction=0.1),
+                  split_episodes({"toy-v3": [e.episode_id for e in eps]}, 0.1), progress=False)
+    res = {}
+    for c in ("false", "true"):
+        o = [f"run_dir={tmp}/run{c}", f"laq.dataset={tmp}/video", "laq.model.size=small", "laq.train.max_steps=" + ("20" if dry else "300"),
+             "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50", "loader.batch_size=32",
+             "loader.num_workers=4", "laq.train.wandb=disabled", f"laq.train.compile={c}"] + (["laq.train.compile_backend=eager"] if dry else [])
+        t = time.time()
+        try:
+            s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
+        except Exception as e: s = {"error": repr(e)[:2000]}
+        s["wall"] = time.time() - t; res[f"compile={c}"] = s; save("laqtrain", res)
