@@ -21,11 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-import av
-import mujoco
 import numpy as np
-from metaworld.env_dict import ALL_V3_ENVIRONMENTS, MT10_V3, MT25_V3, MT50_V3
-from metaworld.policies import ENV_POLICY_MAP
 from PIL import Image
 from tqdm.auto import tqdm
 
@@ -34,7 +30,7 @@ from .core import ConfigError, DataError, Episode, LapaError, get_logger, read_j
 _log = get_logger("lapa.sim")
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'MT10_TASKS', 'MT50_TASKS', 'INSTRUCTIONS', 'VISIBLE_TARGET_TASKS', 'RENDER_QUALITY', 'DEFAULT_QUALITY',
+__all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TARGET_TASKS', 'RENDER_QUALITY', 'DEFAULT_QUALITY',
            'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
            'INDEX_NAME', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'resolve_tasks', 'RenderQuality',
            'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id', 'generate_episode', 'generate_episodes',
@@ -42,10 +38,6 @@ __all__ = ['BENCHMARKS', 'MT10_TASKS', 'MT50_TASKS', 'INSTRUCTIONS', 'VISIBLE_TA
            'centre_crop_resize', 'read_video', 'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
-BENCHMARKS: dict[str, list[str]] = {"MT10": list(MT10_V3), "MT25": list(MT25_V3), "MT50": list(MT50_V3)}
-MT10_TASKS: list[str] = BENCHMARKS["MT10"]
-MT50_TASKS: list[str] = BENCHMARKS["MT50"]
-
 INSTRUCTIONS: dict[str, str] = {
     "assembly-v3": "pick up the nut and place it onto the peg",
     "basketball-v3": "put the basketball into the hoop",
@@ -99,6 +91,19 @@ INSTRUCTIONS: dict[str, str] = {
     "window-close-v3": "slide the window closed",
 }
 
+# Meta-World's benchmarks, written out (the test below checks them against metaworld's own lists), so that importing
+# this module does not import metaworld and MuJoCo: they load when an environment or an expert is first made.
+MT10_TASKS: list[str] = ["reach-v3", "push-v3", "pick-place-v3", "door-open-v3", "drawer-open-v3", "drawer-close-v3",
+                         "button-press-topdown-v3", "peg-insert-side-v3", "window-open-v3", "window-close-v3"]
+MT50_TASKS: list[str] = list(INSTRUCTIONS)
+BENCHMARKS: dict[str, list[str]] = {
+    "MT10": MT10_TASKS,
+    "MT25": MT10_TASKS + ["coffee-pull-v3", "pick-out-of-hole-v3", "disassemble-v3", "pick-place-wall-v3", "basketball-v3",
+                          "stick-pull-v3", "button-press-wall-v3", "faucet-open-v3", "door-lock-v3", "lever-pull-v3",
+                          "sweep-into-v3", "faucet-close-v3", "coffee-button-v3", "button-press-topdown-wall-v3", "dial-turn-v3"],
+    "MT50": MT50_TASKS,
+}
+
 # %% ../nbs/10_sim.ipynb #0b16f57d
 VISIBLE_TARGET_TASKS: list[str] = [
     "button-press-topdown-v3", "button-press-v3", "coffee-button-v3", "dial-turn-v3", "door-close-v3", "door-lock-v3",
@@ -148,6 +153,7 @@ DEFAULT_STEPS_AFTER_SUCCESS = 5
 # %% ../nbs/10_sim.ipynb #a5d957ca
 def gl_backend() -> str:
     "The OpenGL backend mujoco uses in this process (`egl`, `osmesa`, `glfw`, ...), fixed at its first import."
+    import mujoco
     ctx = mujoco.gl_context.GLContext
     return ctx.__module__.rsplit(".", 1)[-1] if ctx is not None else "disabled"
 
@@ -195,6 +201,8 @@ class MetaWorldEnv:
             raise ConfigError(f"unknown render quality {quality!r}; valid: {', '.join(RENDER_QUALITY)}")
         self.image_size, self.camera, self.quality, self.max_steps = int(image_size), camera, quality, int(max_steps)
         self._renderer = None
+        import mujoco                                     # (imported here: `import lapa.sim` stays light)
+        from metaworld.env_dict import ALL_V3_ENVIRONMENTS
         self._env = ALL_V3_ENVIRONMENTS[task]()
         self._env._partially_observable = False        # the goal position is part of the state
         del self._env.sawyer_observation_space          # (a cached property: recompute it with the goal)
@@ -299,6 +307,7 @@ class ScriptedExpert:
 
     def __init__(self, task: str):
         self.task = check_task(task)
+        from metaworld.policies import ENV_POLICY_MAP
         self._policy = ENV_POLICY_MAP[task]()
 
     def __call__(self, state: np.ndarray) -> np.ndarray:
@@ -338,7 +347,7 @@ def generate_episode(task: str, seed: int, image_size: int = DEFAULT_IMAGE_SIZE,
         if own: env.close()
     meta = dict(camera=camera, image_size=image_size, quality=quality, max_steps=max_steps,
                 steps_after_success=steps_after_success, first_success_step=first_success,
-                metaworld=importlib.metadata.version("metaworld"), mujoco=mujoco.__version__)
+                metaworld=importlib.metadata.version("metaworld"), mujoco=importlib.metadata.version("mujoco"))
     return Episode(episode_id(task, seed), np.stack(frames), INSTRUCTIONS[task], fps, task,
                    states=np.stack(states), actions=np.stack(actions), success=first_success is not None,
                    seed=int(seed), source="metaworld", meta=meta).validate()
@@ -529,6 +538,7 @@ def centre_crop_resize(frame: np.ndarray, size: int) -> np.ndarray:
 def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
                max_frames: int | None = None) -> tuple[np.ndarray, float | None, tuple[int, int]]:
     "Decode a video into (T, S, S, 3) uint8 frames (centre crop, resize), its frame rate and its original (H, W)."
+    import av
     frames, size = [], None
     try:
         with av.open(str(path)) as container:
