@@ -119,18 +119,18 @@ elif section == "serve":   # the fine-tuned VLA policy served on CUDA: tiny (the
         torch.manual_seed(0)
         cfg = load_cfg(["experiment=smoke", "foundation.predict=actions", f"foundation.dataset={data}", f"foundation.model.size={size}"])
         model, inproc = build_foundation(cfg, stats), {}
+        pol = VLAPolicy(model, device=dev, precision=os.environ.get("POLICY_PRECISION", "auto"))
+        obs = observation_from_metadata(pol.metadata)
         for prec in ("fp32", "bf16"):   # in process: batch 1 and 8, median of 20 after 3 warm-up passes
             p = VLAPolicy(model, device=dev, precision=prec)
             for bs in (1, 8):
-                for _ in range(3): p.infer_batch([p_obs := observation_from_metadata(p.metadata)] * bs)
+                for _ in range(3): p.infer_batch([obs] * bs)
                 ts = []
                 for _ in range(20):
-                    t = time.perf_counter(); p.infer_batch([p_obs] * bs); ts.append(1000 * (time.perf_counter() - t))
+                    t = time.perf_counter(); p.infer_batch([obs] * bs); ts.append(1000 * (time.perf_counter() - t))
                 inproc[f"{prec} batch {bs} ms"] = sorted(ts)[len(ts) // 2]
-        pol = VLAPolicy(model, device=dev, precision=os.environ.get("POLICY_PRECISION", "auto"))
-        obs = observation_from_metadata(pol.metadata)
         rows = bench_serve(pol, obs, clients=[1, 2, 4, 8, 16], requests=20 if dry else 50, workers=8, max_batch=[1, 8], batch_wait_ms=2.0)
-        res[size] = {"params": sum(p.numel() for p in pol.model.parameters()), "device": dev, "in_process_median": inproc, "rows": rows}
+        res[size] = {"params": sum(q.numel() for q in model.parameters()), "device": dev, "in_process_median": inproc, "rows": rows}
         print(serve_table(rows), flush=True)
         save("serve_" + os.environ.get("POLICY_PRECISION", "auto"), res)
         del pol; torch.cuda.empty_cache() if dev == "cuda" else None
