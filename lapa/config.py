@@ -17,10 +17,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
 
-from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
-from hydra.core.global_hydra import GlobalHydra
-from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -36,8 +32,8 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
            'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
            'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'validate', 'conf_dir', 'load_cfg', 'redacted', 'config_yaml',
-           'stage_dir', 'source_version', 'record_run']
+           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'validate', 'conf_dir', 'load_cfg',
+           'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -1008,7 +1004,12 @@ class LapaConfig:
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
 
-ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
+
+@functools.cache
+def register_schema() -> None:
+    "Register `LapaConfig` in Hydra's `ConfigStore` as `lapa_schema`, the first entry of `lapa/conf/config.yaml`'s defaults (once)."
+    from hydra.core.config_store import ConfigStore
+    ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
 
 # %% ../nbs/01_config.ipynb #c26544ce
 def validate(cfg: DictConfig | Any) -> None:
@@ -1035,9 +1036,14 @@ def conf_dir() -> Path:
 
 def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: str = "config") -> DictConfig:
     "Compose lapa's config with Hydra `overrides`, resolve it and check every value; errors name the key."
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+
     overrides = list(overrides or [])
     for o in overrides:
         if not is_override(o): raise ConfigError(f"override {o!r} is not of the form key=value (or ~key)")
+    register_schema()
     if GlobalHydra.instance().is_initialized(): GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
