@@ -51,6 +51,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("bench", "low-level"): Verb("lapa.bench.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
     ("bench", "eval"): Verb("lapa.bench.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
     ("bench", "serve"): Verb("lapa.bench.serve:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
+    ("bench", "startup"): Verb("lapa.bench.startup:cli_bench_startup", "seconds to import lapa's modules in a fresh interpreter beside their heavy dependency alone"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

@@ -31,9 +31,9 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
            'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
            'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
-           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'validate', 'conf_dir', 'load_cfg',
-           'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig',
+           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'validate', 'conf_dir',
+           'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -874,6 +874,19 @@ class BenchEvalConfig:
 
 
 @dataclass
+class BenchStartupConfig:
+    "`lapa bench startup`: seconds to import lapa's modules in a fresh interpreter, beside importing their heavy dependency alone."
+    modules: list[str] = field(default_factory=lambda: ["lapa.laq", "lapa.eval"])  # what a policy or stage imports
+    baseline: list[str] = field(default_factory=lambda: ["torch"])                 # the floor no lapa change can lower
+    repeats: int = 7            # fresh interpreters per side, alternating; medians reported
+
+    def _problems(self):
+        p = _positive(self, "repeats")
+        if not self.modules: p.append(("modules", "must name at least one module"))
+        return p
+
+
+@dataclass
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
@@ -881,6 +894,7 @@ class BenchConfig:
     laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
     serve: BenchServeConfig = field(default_factory=BenchServeConfig)
     eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
+    startup: BenchStartupConfig = field(default_factory=BenchStartupConfig)
 
 # %% ../nbs/01_config.ipynb #cfgs06c
 @dataclass
