@@ -1018,7 +1018,6 @@ class LapaConfig:
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
 
-
 @functools.cache
 def register_schema() -> None:
     "Register `LapaConfig` in Hydra's `ConfigStore` as `lapa_schema`, the first entry of `lapa/conf/config.yaml`'s defaults (once)."
