@@ -553,12 +553,12 @@ class StepLoop:
         self._n, self._t0, self._step0 = 0, time.perf_counter(), self.global_step
 
     def _fetch(self, batches: Iterator[dict]) -> list[dict] | None:
-        "The next step's micro-batches, or None on every rank when any rank has run out."
+        "The next step's full micro-batches, skipping partial ones, or None on every rank when any rank has run out."
         mbs = []
-        for _ in range(self.plan.accum_freq):
+        while len(mbs) < self.plan.accum_freq:
             b = next(batches, None)
-            if b is None or b["size"] < self.plan.per_gpu_batch_size: break
-            mbs.append(b)
+            if b is None: break
+            if b["size"] == self.plan.per_gpu_batch_size: mbs.append(b)
         ok = len(mbs) == self.plan.accum_freq
         if self.fabric.world_size > 1:
             flag = torch.tensor([1 if ok else 0], device=self.fabric.device)
