@@ -7,9 +7,12 @@
 - `fsdp`: `lapa.foundation.train` under torchrun, one rank per GPU: FSDP2 over NCCL, bf16, activation checkpointing,
   sharded window checkpoints, with and without compiled blocks (the `small` foundation on toy data).
 - `serve`: a randomly initialised fine-tuned VLA (tiny and 1b) in process (fp32 and bf16, batch 1 and 8) and through
-  `lapa.bench.serve.bench_serve` (1-16 clients, threads or batches); `POLICY_PRECISION` sets the policy's precision.
+  `lapa.bench.serve.bench_serve` (1-16 clients, threads or batches, the clients as threads of this process and then as
+  processes of their own); `POLICY_PRECISION` sets the policy's precision.
 - `laq`: `lapa.bench.laq.bench_laq` for every size, then the paper size with compiled blocks.
 - `laqtrain`: `lapa laq train` (Lightning) on toy video, blocks compiled or not.
+- `cells CHAPTER [STOP_ID]`: a chapter's code cells in one namespace, `#| gpu` cells included and `#| slow` ones left
+  out, up to the cell STOP_ID: nbdev's test runner for a machine without nbdev (the GPU image has none).
 
 `--dry` runs the same code on the CPU at toy sizes (a check of the script, not a measurement). The figures of
 2026-11-26 on an H200 are in `nbs/results/gpu_h200/` and chapters 31, 52, 91, 92 and 95.
@@ -129,7 +132,9 @@ elif section == "serve":   # the fine-tuned VLA policy served on CUDA: tiny (the
                 for _ in range(20):
                     t = time.perf_counter(); p.infer_batch([obs] * bs); ts.append(1000 * (time.perf_counter() - t))
                 inproc[f"{prec} batch {bs} ms"] = sorted(ts)[len(ts) // 2]
-        rows = bench_serve(pol, obs, clients=[1, 2, 4, 8, 16], requests=20 if dry else 50, workers=8, max_batch=[1, 8], batch_wait_ms=2.0)
+        rows = [r for cp in (False, True)   # the clients as threads of this process, then as processes of their own
+                for r in bench_serve(pol, obs, clients=[1, 2] if dry else [1, 2, 4, 8, 16], requests=20 if dry else 50, workers=8,
+                                     max_batch=[1, 8], batch_wait_ms=2.0, client_processes=cp)]
         res[size] = {"params": sum(q.numel() for q in model.parameters()), "device": dev, "in_process_median": inproc, "rows": rows}
         print(serve_table(rows), flush=True)
         save("serve_" + os.environ.get("POLICY_PRECISION", "auto"), res)
@@ -153,3 +158,19 @@ elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks
             s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
         except Exception as e: s = {"error": repr(e)[:2000]}
         s["wall"] = time.time() - t; res[f"compile={c}"] = s; save("laqtrain", res)
+
+elif section == "cells":   # a chapter's cells with the GPU ones, where nbdev is not installed
+    import traceback
+    chapter, stop = Path(sys.argv[3]), (sys.argv[4] if len(sys.argv) > 4 and not sys.argv[4].startswith("--") else None)
+    ns, ran = {"__name__": "__main__"}, []
+    for c in (c for c in json.loads(chapter.read_text())["cells"] if c["cell_type"] == "code"):
+        src = "".join(c["source"])
+        flags = [ln[2:].split()[:1] for ln in src.splitlines() if ln.startswith("#|")]
+        if ["slow"] in flags: continue
+        t = time.time()
+        try: exec(compile("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))), f"{chapter.name}:{c.get('id')}", "exec"), ns)
+        except Exception: ran.append({"cell": c.get("id"), "error": traceback.format_exc()[-2000:]}); break
+        ran.append({"cell": c.get("id"), "gpu": ["gpu"] in flags, "seconds": round(time.time() - t, 2)})
+        if c.get("id") == stop: break
+    save("cells_" + chapter.stem, {"chapter": chapter.name, "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu", "cells": ran})
+    sys.exit(1 if "error" in ran[-1] else 0)

@@ -846,6 +846,7 @@ class BenchServeConfig:
     action_dim: int = 4
     workers: int = 8            # server inference threads without batching
     max_batch: int = 8          # the batching server's largest batch (a policy with infer_batch is measured both ways)
+    client_processes: bool = False  # each client in a process of its own (as robots are), not a thread of the server's
 
     def _problems(self):
         p = _positive(self, "requests", "image_size", "state_dim", "horizon", "action_dim", "workers", "max_batch")

@@ -5,6 +5,9 @@
 # %% ../../nbs/95_bench_serve.ipynb #benchserh3
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from typing import Sequence
@@ -12,7 +15,8 @@ from typing import Sequence
 import numpy as np
 
 from ..policy import DummyPolicy, Policy
-from ..serving import PolicyServer, WebsocketPolicyClient, load_run_policy, observation_from_metadata, packb
+from ..core import LapaError
+from ..serving import PolicyServer, WebsocketPolicyClient, load_run_policy, observation_from_metadata, packb, unpackb
 
 # %% auto #0
 __all__ = ['bench_serve', 'serve_table', 'cli_bench_serve']
@@ -43,9 +47,68 @@ def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[lis
     return [x for l in lat for x in l], [x for l in srv for x in l], wall
 
 
+def _client_main() -> None:
+    """A client process of `_round_trips_processes` (argv: port, requests, connect timeout): reads the packed request
+    from stdin, connects and warms up, says `ready`, waits for `go`, then writes its timings, packed, to stdout."""
+    port, requests, connect_timeout_s = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    obs = unpackb(inp.read(int(inp.readline())))
+    with WebsocketPolicyClient(port=port, connect_timeout_s=connect_timeout_s) as c:
+        c.infer(obs)
+        out.write(b"ready\n"); out.flush()
+        inp.readline()
+        lat, srv, start = [], [], time.monotonic()
+        for _ in range(requests):
+            t0 = time.perf_counter()
+            r = c.infer(obs)
+            lat.append(1000 * (time.perf_counter() - t0)); srv.append(r["server_timing"]["infer_ms"])
+        out.write(packb({"lat": lat, "srv": srv, "start": start, "end": time.monotonic()})); out.flush()
+
+
+def _round_trips_processes(port: int, obs: dict, clients: int, requests: int,
+                           connect_timeout_s: float = 30.0) -> tuple[list[float], list[float], float]:
+    """`_round_trips` with each client in a process of its own, as robots are: their encoding and decoding no longer
+    share the server's interpreter lock. All start together once every one has connected; the wall time runs from the
+    first start to the last end. A client that fails raises `LapaError` with its error."""
+    cmd = [sys.executable, "-c", "from lapa.bench.serve import _client_main; _client_main()", str(port), str(requests), str(connect_timeout_s)]
+    data = packb(obs)
+    with tempfile.TemporaryDirectory(prefix="lapa-bench-clients-") as tmp:
+        errs = [open(f"{tmp}/{i}.err", "w+b") for i in range(clients)]
+        procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=e) for e in errs]
+
+        def failed(i: int) -> LapaError:
+            procs[i].wait(timeout=10); errs[i].seek(0)
+            lines = errs[i].read().decode(errors="replace").strip().splitlines()
+            return LapaError(f"client process {i} failed (exit code {procs[i].returncode}): {lines[-1] if lines else 'no message'}")
+
+        def send(i: int, message: bytes) -> None:
+            try: procs[i].stdin.write(message); procs[i].stdin.flush()
+            except BrokenPipeError: raise failed(i) from None
+
+        try:
+            for i in range(clients): send(i, b"%d\n" % len(data) + data)
+            for i, p in enumerate(procs):
+                if p.stdout.readline() != b"ready\n": raise failed(i)
+            for i in range(clients): send(i, b"go\n")
+            outs = []
+            for i, p in enumerate(procs):
+                reply = p.stdout.read()
+                if p.wait() != 0 or not reply: raise failed(i)
+                outs.append(unpackb(reply))
+        finally:
+            for p in procs:
+                if p.poll() is None: p.kill(); p.wait()
+            for e in errs: e.close()
+    return ([x for o in outs for x in o["lat"]], [x for o in outs for x in o["srv"]],
+            max(o["end"] for o in outs) - min(o["start"] for o in outs))
+
+
 def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] = (1, 8), requests: int = 200,
-                workers: int = 8, max_batch: Sequence[int] = (8,), batch_wait_ms: float = 2.0) -> list[dict]:
-    "Latency percentiles (ms), requests/s and the mean batch formed, in process and through a loopback server, side by side."
+                workers: int = 8, max_batch: Sequence[int] = (8,), batch_wait_ms: float = 2.0,
+                client_processes: bool = False) -> list[dict]:
+    """Latency percentiles (ms), requests/s and the mean batch formed, in process and through a loopback server, side by
+    side; the clients are threads of this process, or with `client_processes` processes of their own."""
+    round_trips = _round_trips_processes if client_processes else _round_trips
     obs = obs if obs is not None else observation_from_metadata(policy.metadata)
     policy.infer(obs)
     times = []
@@ -56,10 +119,10 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
                  requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0, mean_batch=1.0)]
     for mb in max_batch:
         with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms, warmup=True) as server:
-            mode = f"server, batches <= {mb}" if server.batching else f"server, {workers} threads"
+            mode = (f"server, batches <= {mb}" if server.batching else f"server, {workers} threads") + (", client processes" if client_processes else "")
             for n in clients:
                 before = dict(server.stats)
-                lat, srv, wall = _round_trips(server.port, obs, n, requests)
+                lat, srv, wall = round_trips(server.port, obs, n, requests)
                 batches = server.stats["batches"] - before["batches"]
                 rows.append(dict(mode=mode, clients=n, p50_ms=_pct(lat, 50), p99_ms=_pct(lat, 99), server_infer_p50_ms=_pct(srv, 50),
                                  requests_per_s=len(lat) / wall, overhead_p50_ms=_pct(lat, 50) - base,
@@ -84,9 +147,11 @@ def cli_bench_serve(cfg, args: list[str]) -> int:
     payload = len(packb(obs))
     batched = callable(getattr(policy, "infer_batch", None))
     rows = bench_serve(policy, obs, clients=list(b.clients), requests=int(b.requests), workers=int(b.workers),
-                       max_batch=[1, int(b.max_batch)] if batched else [1], batch_wait_ms=float(cfg.serve.batch_wait_ms))
+                       max_batch=[1, int(b.max_batch)] if batched else [1], batch_wait_ms=float(cfg.serve.batch_wait_ms),
+                       client_processes=bool(b.client_processes))
     print(f"policy: {b.policy} ({'cost %.1f ms, ' % b.cost_ms if b.policy == 'dummy' else ''}request {payload / 1024:.1f} KiB), "
-          f"{b.requests} requests per client; {b.workers} server threads without batching"
+          f"{b.requests} requests per client ({'processes' if b.client_processes else 'threads of this process'}); "
+          f"{b.workers} server threads without batching"
           + (f", or one thread forming batches of up to {b.max_batch} (serve.batch_wait_ms={cfg.serve.batch_wait_ms})"
              if batched else " (the policy has no infer_batch)") + "\n")
     print(serve_table(rows))
