@@ -11,8 +11,9 @@
   processes of their own); `POLICY_PRECISION` sets the policy's precision.
 - `laq`: `lapa.bench.laq.bench_laq` for every size, then the paper size with compiled blocks.
 - `laqtrain`: `lapa laq train` (Lightning) on toy video, blocks compiled or not.
-- `cells CHAPTER [STOP_ID]`: a chapter's code cells in one namespace, `#| gpu` cells included and `#| slow` ones left
-  out, up to the cell STOP_ID: nbdev's test runner for a machine without nbdev (the GPU image has none).
+- `cells CHAPTER [STOP_ID]`: a chapter's code cells in one namespace, `#| gpu` cells included, `#| slow` ones and
+  IPython's `%`/`!` lines left out, up to the cell STOP_ID: nbdev's test runner for a machine without nbdev (the GPU
+  image has none).
 
 `--dry` runs the same code on the CPU at toy sizes (a check of the script, not a measurement). The figures of
 2026-11-26 on an H200 are in `nbs/results/gpu_h200/` and chapters 31, 52, 91, 92 and 95.

@@ -77,7 +77,9 @@ def _round_trips_processes(port: int, obs: dict, clients: int, requests: int,
         procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=e) for e in errs]
 
         def failed(i: int) -> LapaError:
-            procs[i].wait(timeout=10); errs[i].seek(0)
+            try: procs[i].wait(timeout=10)
+            except subprocess.TimeoutExpired: procs[i].kill(); procs[i].wait()
+            errs[i].seek(0)
             lines = errs[i].read().decode(errors="replace").strip().splitlines()
             return LapaError(f"client process {i} failed (exit code {procs[i].returncode}): {lines[-1] if lines else 'no message'}")
 
