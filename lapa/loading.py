@@ -28,13 +28,14 @@ from .core import DataError, get_logger, read_json, read_jsonl, write_json
 from .shards import decode_sample
 
 # %% auto #0
-__all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec',
-           'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members', 'read_shard',
-           'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked', 'decode_samples',
-           'collate', 'batch_samples', 'errors_to_batches', 'ShardList', 'ShardStream', 'stop_workers', 'with_last',
-           'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource', 'load_sources',
-           'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order',
-           'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
+__all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
+           'sample_spec', 'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members',
+           'read_shard', 'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked',
+           'decode_samples', 'collate', 'concat_batches', 'split_batch', 'batch_samples', 'errors_to_batches',
+           'ShardList', 'ShardStream', 'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule',
+           'LoaderPosition', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples', 'Budget',
+           'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner',
+           'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -310,6 +311,23 @@ def collate(samples: Sequence[dict]) -> dict:
     return batch
 
 
+SAMPLE_LISTS = ("keys", "instructions", "tasks", "datasets", "meta")   # a batch's per-sample lists, beside its tensors
+
+
+def concat_batches(a: dict, b: dict) -> dict:
+    "One batch of `a`'s samples followed by `b`'s: tensors joined on the first axis, the per-sample lists joined."
+    out = {k: torch.cat([v, b[k]]) for k, v in a.items() if isinstance(v, torch.Tensor)}
+    out.update({k: a[k] + b[k] for k in SAMPLE_LISTS if k in a}, size=a["size"] + b["size"])
+    return out
+
+
+def split_batch(b: dict, n: int) -> tuple[dict, dict | None]:
+    "The first `n` samples of `b` as one batch, and the rest as another (None when nothing is left)."
+    def part(s: slice, size: int) -> dict:
+        return {**{k: v[s] for k, v in b.items() if isinstance(v, torch.Tensor) or k in SAMPLE_LISTS}, "size": size}
+    return part(slice(None, n), n), (part(slice(n, None), b["size"] - n) if b["size"] > n else None)
+
+
 def batch_samples(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter) -> Iterator[dict]:
     "Collate samples into batches carrying the skip count since the previous batch; a final size-0 batch carries what is left."
     buf: list[dict] = []
@@ -492,8 +510,9 @@ class ShardLoader(PassPosition):
 
     def rank_batches(self, epoch: int | None = None) -> list[int]:
         "Batches each rank yields in `epoch` (default: the next pass; before equalising; skipped samples can make it fewer)."
-        per = (lambda n: math.ceil(n / self.batch_size)) if self.partial_batches else (lambda n: n // self.batch_size)
-        return [sum(per(sum(s.num_samples for s in w)) for w in r) for r in self.plan(epoch)]
+        if self.partial_batches:   # the workers' last batches are gathered into full ones: at most one partial batch a pass
+            return [math.ceil(sum(s.num_samples for w in r for s in w) / self.batch_size) for r in self.plan(epoch)]
+        return [sum(sum(s.num_samples for s in w) // self.batch_size for w in r) for r in self.plan(epoch)]
 
     def num_batches(self, epoch: int | None = None) -> int:
         "Batches this rank yields in `epoch` (default: the next pass; with `equalize`: the smallest rank's count)."
@@ -520,9 +539,11 @@ class ShardLoader(PassPosition):
             batches.close()
 
     def _pass(self, epoch: int) -> Iterator[dict]:
-        "The batches of one pass over `epoch` (equalised if asked); raises the workers' errors, counts what they skipped."
+        """The batches of one pass over `epoch` (equalised if asked); raises the workers' errors, counts what they skipped.
+        Each worker ends its share with a partial batch (with `partial_batches`): these are gathered into full batches,
+        so only the pass's last batch can be partial."""
         limit = self.num_batches(epoch) if self.equalize else None
-        st, n, skipped = self.stats, 0, 0
+        st, n, skipped, tail = self.stats, 0, 0, None
         batches = iter(self.dataloader(epoch))
         try:
             for b in batches:
@@ -532,9 +553,14 @@ class ShardLoader(PassPosition):
                     e = DataError(b["error"]); e.path, e.key = b["error_path"], b["error_key"]
                     raise e
                 if b["size"] == 0: continue
+                if b["size"] < self.batch_size:
+                    tail = b if tail is None else concat_batches(tail, b)
+                    if tail["size"] < self.batch_size: continue
+                    b, tail = split_batch(tail, self.batch_size)
                 if limit is not None and n >= limit: break
                 n += 1
                 yield b
+            if tail is not None and (limit is None or n < limit): yield tail
         finally:
             stop_workers(batches)
         if skipped:
@@ -855,7 +881,7 @@ def window_loader(window: Window, batch_size: int, *, rank: int | None = None, w
                   num_workers: int = 0, shuffle_buffer: int = 0, on_error: OnError | str = OnError.fail,
                   timeout_s: float = 300.0, pin_memory: bool = False) -> ShardLoader:
     """This rank's loader of a window: the window's shards, shuffled by the window's seed, dealt to ranks and
-    workers so that every sample is read exactly once; partial batches kept. `rank_samples` gives every rank's count."""
+    workers so that every sample is read exactly once; full batches but the last. `rank_samples` gives every rank's count."""
     return ShardLoader(window.shards, batch_size, rank=rank, world_size=world_size, num_workers=num_workers,
                        seed=window.seed, epoch=0, shard_shuffle=True, shuffle_buffer=shuffle_buffer, on_error=on_error,
                        partial_batches=True, spec=window.spec, equalize=False, timeout_s=timeout_s,
