@@ -912,9 +912,11 @@ class ServeConfig:
     max_abs_value: float = 1.0e6 # float inputs beyond this magnitude (or NaN/Inf) are refused
     api_key: Optional[str] = None # clients must send `Authorization: Api-Key <key>` (openpi's client: api_key=...)
     warmup: bool = True           # one forward pass of each batch size before the port opens (a GPU's first pass at a shape is slow); not with record_dir
+    torch_threads: Optional[int] = None  # torch threads of each inference thread; null: the cores less one, shared among them
 
     def _problems(self):
         p = _positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")
+        if self.torch_threads is not None and self.torch_threads < 1: p.append(("torch_threads", f"must be >= 1 or null, got {self.torch_threads}"))
         if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
         return p

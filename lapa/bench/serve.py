@@ -107,9 +107,10 @@ def _round_trips_processes(port: int, obs: dict, clients: int, requests: int,
 
 def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] = (1, 8), requests: int = 200,
                 workers: int = 8, max_batch: Sequence[int] = (8,), batch_wait_ms: float = 2.0,
-                client_processes: bool = False) -> list[dict]:
+                client_processes: bool = False, torch_threads: int | None = None) -> list[dict]:
     """Latency percentiles (ms), requests/s and the mean batch formed, in process and through a loopback server, side by
-    side; the clients are threads of this process, or with `client_processes` processes of their own."""
+    side; the clients are threads of this process, or with `client_processes` processes of their own. `torch_threads`:
+    the server's (`PolicyServer`; None: its default)."""
     round_trips = _round_trips_processes if client_processes else _round_trips
     obs = obs if obs is not None else observation_from_metadata(policy.metadata)
     policy.infer(obs)
@@ -120,7 +121,8 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
     rows = [dict(mode="in process", clients=1, p50_ms=base, p99_ms=_pct(times, 99), server_infer_p50_ms=float("nan"),
                  requests_per_s=1000 * len(times) / sum(times), overhead_p50_ms=0.0, mean_batch=1.0)]
     for mb in max_batch:
-        with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms, warmup=True) as server:
+        with PolicyServer(policy, port=0, workers=workers, max_batch=mb, batch_wait_ms=batch_wait_ms, warmup=True,
+                          torch_threads=torch_threads) as server:
             mode = (f"server, batches <= {mb}" if server.batching else f"server, {workers} threads") + (", client processes" if client_processes else "")
             for n in clients:
                 before = dict(server.stats)
@@ -150,7 +152,7 @@ def cli_bench_serve(cfg, args: list[str]) -> int:
     batched = callable(getattr(policy, "infer_batch", None))
     rows = bench_serve(policy, obs, clients=list(b.clients), requests=int(b.requests), workers=int(b.workers),
                        max_batch=[1, int(b.max_batch)] if batched else [1], batch_wait_ms=float(cfg.serve.batch_wait_ms),
-                       client_processes=bool(b.client_processes))
+                       client_processes=bool(b.client_processes), torch_threads=cfg.serve.torch_threads)
     print(f"policy: {b.policy} ({'cost %.1f ms, ' % b.cost_ms if b.policy == 'dummy' else ''}request {payload / 1024:.1f} KiB), "
           f"{b.requests} requests per client ({'processes' if b.client_processes else 'threads of this process'}); "
           f"{b.workers} server threads without batching"
