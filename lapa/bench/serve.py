@@ -25,6 +25,16 @@ __all__ = ['bench_serve', 'serve_table', 'cli_bench_serve']
 def _pct(xs: Sequence[float], q: float) -> float: return float(np.percentile(np.asarray(xs), q))
 
 
+def _timed_requests(client: WebsocketPolicyClient, obs: dict, requests: int) -> tuple[list[float], list[float]]:
+    "`requests` round trips back to back: each one's latency and the server's inference time, in ms."
+    lat, srv = [], []
+    for _ in range(requests):
+        t0 = time.perf_counter()
+        r = client.infer(obs)
+        lat.append(1000 * (time.perf_counter() - t0)); srv.append(r["server_timing"]["infer_ms"])
+    return lat, srv
+
+
 def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[list[float], list[float], float]:
     conns = [WebsocketPolicyClient(port=port) for _ in range(clients)]
     for c in conns: c.infer(obs)   # warm-up
@@ -33,10 +43,7 @@ def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[lis
 
     def work(i):
         barrier.wait()
-        for _ in range(requests):
-            t0 = time.perf_counter()
-            r = conns[i].infer(obs)
-            lat[i].append(1000 * (time.perf_counter() - t0)); srv[i].append(r["server_timing"]["infer_ms"])
+        lat[i], srv[i] = _timed_requests(conns[i], obs, requests)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
     for t in threads: t.start()
@@ -57,11 +64,8 @@ def _client_main() -> None:
         c.infer(obs)
         out.write(b"ready\n"); out.flush()
         inp.readline()
-        lat, srv, start = [], [], time.monotonic()
-        for _ in range(requests):
-            t0 = time.perf_counter()
-            r = c.infer(obs)
-            lat.append(1000 * (time.perf_counter() - t0)); srv.append(r["server_timing"]["infer_ms"])
+        start = time.monotonic()
+        lat, srv = _timed_requests(c, obs, requests)
         out.write(packb({"lat": lat, "srv": srv, "start": start, "end": time.monotonic()})); out.flush()
 
 
