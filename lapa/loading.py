@@ -864,9 +864,9 @@ class WindowPlanner:
         self.cursor = cursor if cursor is not None else DataCursor.start(self.sources, seed)
         self.cursor.check(self.sources)
 
-    def next_window(self) -> Window:
-        "The next window's shards; the cursor moves past them."
-        w, self.cursor = take_window(self.sources, self.cursor, self.samples_per_window, self.allow_multiple_epochs)
+    def next_window(self, num_samples: int | None = None) -> Window:
+        "The next window's shards (`num_samples`, default a checkpoint window's); the cursor moves past them."
+        w, self.cursor = take_window(self.sources, self.cursor, num_samples or self.samples_per_window, self.allow_multiple_epochs)
         return w
 
     def state_dict(self) -> dict: return self.cursor.to_dict()

@@ -724,19 +724,16 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
         log.info("foundation: %s parameters, %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
                  f"{n_params:,}", strategy.value, fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
                  plan.samples_per_window)
-    t0, last, final_state = time.time(), {}, None
+    t0, last, final_state, top_ups = time.time(), {}, None, 0
     fmt = CheckpointFormat(tc.checkpoint_format)
     try:
         for w in range(start_window, plan.num_windows):
-            window = planner.next_window()
             torch.manual_seed(_window_seed(int(tc.seed), w, rank))
-            loader = window_loader(window, plan.per_gpu_batch_size, rank=rank, world_size=fabric.world_size,
-                                   num_workers=cfg.loader.num_workers if tc.num_workers is None else int(tc.num_workers),
-                                   shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error,
-                                   pin_memory=fabric.device.type == "cuda")
             before = loop.global_step
-            stop = loop.run(loader, plan.window_end(w), w)
-            if stop == "data": log.warning("window %d: data ran out at step %d (window end %d)", w, loop.global_step, plan.window_end(w))
+            top_ups += _train_window(loop, planner, plan, w, lambda window: window_loader(
+                window, plan.per_gpu_batch_size, rank=rank, world_size=fabric.world_size,
+                num_workers=cfg.loader.num_workers if tc.num_workers is None else int(tc.num_workers),
+                shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error, pin_memory=fabric.device.type == "cuda"))
             state = {"version": STATE_VERSION, "window": w + 1, "global_step": loop.global_step, "samples_seen": loop.samples_seen,
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
                      "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity}
@@ -749,7 +746,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     summary = {"steps": loop.global_step, "samples": loop.samples_seen, "windows": plan.num_windows, "plan": asdict(plan),
                "parameters": n_params, "strategy": strategy.value, "world_size": fabric.world_size,
                "seconds": time.time() - t0, "last": last, "history": loop.history,
-               "resumed_from": str(resume) if resume else None, "wandb_id": run_id}
+               "resumed_from": str(resume) if resume else None, "wandb_id": run_id, "top_ups": top_ups}
     if final_state is None:
         final_state = {}
         if rank == 0: log.info("foundation: the checkpoint %s is the end of the run already, nothing to train", resume)
@@ -762,6 +759,27 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                  summary["seconds"], out_dir / "model")
     fabric.barrier()
     return summary
+
+
+def _train_window(loop: StepLoop, planner: WindowPlanner, plan: RunPlan, w: int, make_loader: Callable) -> int:
+    """Train checkpoint window `w` to its planned step. A window is whole shards and the first overshoots its share, so
+    a later one can run out of data early: it is topped up with shards for the steps it lacks (the cursor moves past
+    them, so resume stays exact) until it reaches its end, the data is spent or a top-up trains no step. Returns the top-ups."""
+    end, top_ups = plan.window_end(w), 0
+    stop = loop.run(make_loader(planner.next_window()), end, w)
+    while stop == "data":
+        at = loop.global_step
+        try: extra = planner.next_window((end - at) * plan.global_batch_size)
+        except DataError as e:
+            log.warning("window %d: data ran out at step %d of %d and cannot be topped up: %s", w, at, end, e)
+            break
+        top_ups += 1
+        stop = loop.run(make_loader(extra), end, w)
+        if loop.global_step == at:
+            log.warning("window %d: a top-up of %d samples trained no step; the window ends at step %d of %d", w, extra.num_samples, at, end)
+            break
+    if top_ups: log.info("window %d: topped up %d time(s) to step %d of %d", w, top_ups, loop.global_step, end)
+    return top_ups
 
 
 def _save(fabric, module, optimizer, ema, state: dict, folder: Path, keep_last_k: int, fmt: CheckpointFormat) -> None:
