@@ -827,10 +827,13 @@ class BenchLAQConfig:
     device: str = "auto"
     precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
     compile: bool = False             # also measure each size with its transformer blocks compiled (torch.compile)
+    threads: Optional[int] = None     # CPU threads (null: torch's default)
+    against: Optional[str] = None     # LAPA's official LAQ code (a clone of LatentActionPretraining/LAPA): time both, fp32
+    rounds: int = 5                   # with `against`: alternating timed rounds of `steps` steps each
 
     def _problems(self):
         bad = [s for s in self.sizes if s not in LAQSize.__members__]
-        return _positive(self, "steps") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
+        return _positive(self, "steps", "rounds") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
 
 
 @dataclass

@@ -5,50 +5,78 @@
 # %% ../../nbs/91_bench_laq.ipynb #benchlaqh3
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
+import statistics
+import sys
 import time
+import types
+from pathlib import Path
 
 import torch
 
+from ..config import LAQArch
+from ..core import ConfigError
 from ..laq.model import LAQModel, laq_arch
+from ..laq.train import laq_optimizer
 from ..train import autocast_dtype, compile_blocks, lightning_precision
 
 # %% auto #0
-__all__ = ['bench_laq', 'cli_bench_laq']
+__all__ = ['lapa_laq_step', 'bench_laq', 'default_batch', 'cli_bench_laq', 'official_laq_dir', 'import_official_laq',
+           'official_laq_step', 'bench_laq_against']
 
 # %% ../../nbs/91_bench_laq.ipynb #4a49fa27
+def _device(device: str) -> torch.device:
+    return torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+
+
+def _sync(dev: torch.device) -> None:
+    if dev.type == "cuda": torch.cuda.synchronize(dev)
+
+
+def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torch.dtype | None = None,
+                  compile: bool = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0):
+    """lapa's LAQ training step as its trainer runs it (forward under autocast `dtype`, backward, gradient clipping, the
+    LAQ optimiser, fused in fp32) on fixed random uint8 frames; returns `(model, step)`."""
+    model = LAQModel(arch).to(dev).train()
+    if compile: compile_blocks(model.blocks())
+    opt = laq_optimizer(model, lr, weight_decay, fused=dtype is None and dev.type in ("cpu", "cuda"))
+    frames = torch.randint(0, 256, (batch_size, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
+    def step():
+        with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
+            out = model(frames[:, 0], frames[:, 1])
+        out.loss.backward()
+        if grad_clip: torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step(); opt.zero_grad(set_to_none=True)
+    return model, step
+
+
 def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size: int | None = None, steps: int = 5,
               warmup: int = 2, device: str = "auto", precision: str = "auto", quantizer: str = "nsvq",
               threads: int | None = None, compile: bool = False, verbose: bool = True) -> dict[str, dict]:
-    """Training throughput (frame pairs/s, forward + backward + AdamW step) of LAQ presets; prints a table, returns the
-    numbers. `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
-    dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
+    """Training throughput (frame pairs/s, `lapa_laq_step`) of LAQ presets; prints a table, returns the numbers.
+    `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
+    dev = _device(device)
     prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
-    dtype = autocast_dtype(prec)
     if threads: torch.set_num_threads(threads)
     if dev.type == "cpu": torch.set_flush_denormal(True)
     results = {}
     for size in sizes:
         arch = laq_arch(size=size, quantizer=quantizer)
-        bs = batch_size or ({"paper": 16 if dev.type == "cuda" else 2}.get(size, 32))
+        bs = batch_size or default_batch(size, dev)
         torch.manual_seed(0)
-        model = LAQModel(arch).to(dev).train()
-        if compile: compile_blocks(model.blocks())
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        frames = torch.randint(0, 256, (bs, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
-        def step():
-            with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
-                out = model(frames[:, 0], frames[:, 1])
-            opt.zero_grad(set_to_none=True); out.loss.backward(); opt.step()
+        model, step = lapa_laq_step(arch, bs, dev, autocast_dtype(prec), compile)
         for _ in range(warmup): step()
-        if dev.type == "cuda": torch.cuda.synchronize(dev)
+        _sync(dev)
         t0 = time.perf_counter()
         for _ in range(steps): step()
-        if dev.type == "cuda": torch.cuda.synchronize(dev)
+        _sync(dev)
         dt = (time.perf_counter() - t0) / steps
         results[size] = dict(params=model.num_params(), image_size=arch.image_size, patch_size=arch.patch_size,
                              batch_size=bs, ms_per_step=round(dt * 1000, 1), pairs_per_s=round(bs / dt, 1),
                              device=str(dev), precision=prec, compiled=compile, threads=torch.get_num_threads() if dev.type == "cpu" else None)
-        del model, opt, frames
+        del model, step
     if verbose:
         print(f"{'size':<7}{'params':>10}{'image':>7}{'patch':>7}{'batch':>7}{'ms/step':>10}{'pairs/s':>10}  device, precision, compiled")
         for k, r in results.items():
@@ -56,11 +84,114 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
                   f"{r['ms_per_step']:>10.1f}{r['pairs_per_s']:>10.1f}  {r['device']}, {r['precision']}, {r['compiled']}")
     return results
 
+
+def default_batch(size: str, dev: torch.device) -> int:
+    "The benchmark's batch: 32 pairs, the paper size 16 on a GPU and 2 on the CPU."
+    return {"paper": 16 if dev.type == "cuda" else 2}.get(size, 32)
+
 # %% ../../nbs/91_bench_laq.ipynb #6b979a30
 def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
-    "`lapa bench laq [bench.laq.sizes=[tiny,paper] bench.laq.compile=true ...]`: print the LAQ training throughput table(s)."
+    """`lapa bench laq [bench.laq.sizes=[tiny,paper] bench.laq.compile=true ...]`: print the LAQ training throughput
+    table(s); with `bench.laq.against=PATH`, lapa's step against LAPA's official LAQ at each size instead."""
     b = cfg.bench.laq
+    if b.against:
+        bench_laq_against(b.against, sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, rounds=b.rounds,
+                          warmup=b.warmup, device=b.device, threads=b.threads)
+        return 0
     for compiled in (False, True) if b.compile else (False,):
         bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device,
-                  precision=b.precision, compile=compiled)
+                  precision=b.precision, threads=b.threads, compile=compiled)
     return 0
+
+# %% ../../nbs/91_bench_laq.ipynb #laqoff02
+_OFFICIAL_MODULES = ("latent_action_quantization", "attention", "nsvq", "optimizer")
+
+
+def official_laq_dir(path: str | os.PathLike) -> Path:
+    "The `laq_model` folder of LAPA's official code under `path` (the repository, its `laq/` folder or `laq_model` itself)."
+    p = Path(path).expanduser()
+    for d in (p, p / "laq_model", p / "laq" / "laq_model"):
+        if all((d / f"{m}.py").is_file() for m in _OFFICIAL_MODULES): return d
+    raise ConfigError(f"bench.laq.against={path}: no LAPA laq_model folder there (expected "
+                      f"{', '.join(m + '.py' for m in _OFFICIAL_MODULES)} in PATH, PATH/laq_model or PATH/laq/laq_model; "
+                      "clone https://github.com/LatentActionPretraining/LAPA)")
+
+
+def import_official_laq(path: str | os.PathLike) -> dict[str, types.ModuleType]:
+    """Import the official LAQ's model, quantiser and optimiser modules from `path` without running its package
+    `__init__` (which imports its trainer's dependencies). Returns them by name."""
+    folder = official_laq_dir(path)
+    missing = [m for m in ("einops", "beartype") if importlib.util.find_spec(m) is None]
+    if missing: raise ConfigError(f"the official LAQ at {folder} needs {' and '.join(missing)}: pip install {' '.join(missing)}")
+    pkg = sys.modules.get("laq_model")
+    if pkg is None or list(getattr(pkg, "__path__", [])) != [str(folder)]:
+        for name in [n for n in sys.modules if n == "laq_model" or n.startswith("laq_model.")]: del sys.modules[name]
+        pkg = types.ModuleType("laq_model"); pkg.__path__ = [str(folder)]
+        sys.modules["laq_model"] = pkg
+    return {m: importlib.import_module(f"laq_model.{m}") for m in _OFFICIAL_MODULES}
+
+
+def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, dev: torch.device,
+                      lr: float = 1e-4, grad_clip: float = 0.5):
+    """The official LAQ at `arch`'s sizes and its trainer's step (forward, backward, clipping at 0.5, its optimiser) on
+    fixed random frames; returns `(model, step)`."""
+    mods = import_official_laq(path)
+    lam = mods["latent_action_quantization"]
+    nsvq = lam.NSVQ
+    lam.NSVQ = lambda *a, **kw: nsvq(*a, **{**kw, "device": dev})   # the model passes device='cuda' to its quantiser
+    try:
+        model = lam.LatentActionQuantization(
+            dim=arch.dim, quant_dim=arch.code_dim, codebook_size=arch.codebook_size, image_size=arch.image_size,
+            patch_size=arch.patch_size, spatial_depth=arch.depth_spatial, temporal_depth=arch.depth_temporal,
+            dim_head=arch.dim // arch.heads, heads=arch.heads, channels=arch.channels, code_seq_len=arch.num_tokens)
+    finally:
+        lam.NSVQ = nsvq
+    model = model.to(dev).train()
+    opt = mods["optimizer"].get_optimizer(list(model.parameters()), lr=lr, wd=0.0)
+    video = torch.rand(batch_size, arch.channels, 2, arch.image_size, arch.image_size, device=dev)
+    def step():
+        loss, _ = model(video, step=1)   # step 1: no codebook replacement in this step
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step(); opt.zero_grad()
+    return model, step
+
+# %% ../../nbs/91_bench_laq.ipynb #laqoff03
+def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str] = ("small", "paper"),
+                      batch_size: int | None = None, steps: int = 3, rounds: int = 5, warmup: int = 2, device: str = "auto",
+                      threads: int | None = 1, verbose: bool = True) -> dict[str, dict]:
+    """lapa's LAQ step against the official LAQ's (code at `path`) at each size preset, fp32, in one process: `rounds`
+    alternating rounds of `steps` steps each; per size the median ms/step of each and the median of the rounds' ratios
+    (official ÷ lapa: above 1, lapa is faster)."""
+    dev = _device(device)
+    if threads: torch.set_num_threads(threads)
+    if dev.type == "cpu": torch.set_flush_denormal(True)
+    results = {}
+    for size in sizes:
+        arch = laq_arch(size=size)
+        bs = batch_size or default_batch(size, dev)
+        torch.manual_seed(0)
+        sides = {"lapa": lapa_laq_step(arch, bs, dev), "official": official_laq_step(path, arch, bs, dev)}
+        ms = {k: [] for k in sides}
+        for _ in range(warmup):
+            for _, step in sides.values(): step()
+        for _ in range(rounds):
+            for k, (_, step) in sides.items():
+                _sync(dev); t0 = time.perf_counter()
+                for _ in range(steps): step()
+                _sync(dev); ms[k].append((time.perf_counter() - t0) / steps * 1000)
+        ratios = [o / l for l, o in zip(ms["lapa"], ms["official"])]
+        results[size] = dict(batch_size=bs, image_size=arch.image_size, device=str(dev),
+                             threads=torch.get_num_threads() if dev.type == "cpu" else None,
+                             params={k: sum(p.numel() for p in m.parameters()) for k, (m, _) in sides.items()},
+                             ms_per_step={k: round(statistics.median(v), 1) for k, v in ms.items()},
+                             ratio=round(statistics.median(ratios), 3), ratio_range=[round(min(ratios), 3), round(max(ratios), 3)])
+        del sides
+    if verbose:
+        print(f"{'size':<7}{'image':>6}{'batch':>6}{'lapa params':>13}{'official':>10}{'lapa ms':>10}{'official ms':>13}"
+              f"{'official/lapa':>15}  rounds' range")
+        for k, r in results.items():
+            print(f"{k:<7}{r['image_size']:>6}{r['batch_size']:>6}{r['params']['lapa'] / 1e6:>12.1f}M{r['params']['official'] / 1e6:>9.1f}M"
+                  f"{r['ms_per_step']['lapa']:>10.1f}{r['ms_per_step']['official']:>13.1f}{r['ratio']:>14.2f}x  "
+                  f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f} ({r['device']}, fp32, {r['threads']} thread(s))")
+    return results

@@ -11,6 +11,7 @@ from typing import Any
 
 import lightning.pytorch as pl
 import torch
+import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
@@ -20,10 +21,20 @@ from ..train import (compile_blocks, finish_loggers, lightning_loggers, lightnin
 log = get_logger("lapa.laq")
 
 # %% auto #0
-__all__ = ['log', 'LAQModule', 'laq_dataset_dir', 'resume_checkpoint', 'train_laq', 'laq_train']
+__all__ = ['log', 'laq_optimizer', 'LAQModule', 'laq_dataset_dir', 'resume_checkpoint', 'train_laq', 'laq_train']
 
 # %% ../../nbs/20a_laq_train.ipynb #84916330
 _NO_DECAY = ("pos", "pos_space", "code_pos", "queries", "codes")
+
+
+def laq_optimizer(model: nn.Module, lr: float, weight_decay: float, fused: bool = False) -> torch.optim.AdamW:
+    """LAQ's AdamW (betas 0.9, 0.99): weight decay on the weight matrices, none on positions, queries, codes, norms and
+    biases. `fused`: the update as one fused kernel instead of a pass per operation (fp32 only: Lightning's
+    mixed-precision plugins refuse to clip a fused optimiser's gradients)."""
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY]
+    rest = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY)]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.99), fused=fused)
 
 
 class LAQModule(pl.LightningModule):
@@ -86,10 +97,8 @@ class LAQModule(pl.LightningModule):
 
     def configure_optimizers(self):
         hp = self.hparams
-        decay = [p for n, p in self.model.named_parameters() if p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY]
-        rest = [p for n, p in self.model.named_parameters() if not (p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY)]
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp.weight_decay}, {"params": rest, "weight_decay": 0.0}],
-                                lr=hp.lr, betas=(0.9, 0.99))
+        fused = str(self.trainer.precision) == "32-true" and self.device.type in ("cpu", "cuda")
+        opt = laq_optimizer(self.model, hp.lr, hp.weight_decay, fused=fused)
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, hp.min_lr_ratio))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
