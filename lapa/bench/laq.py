@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import statistics
 import sys
@@ -121,14 +120,15 @@ def import_official_laq(path: str | os.PathLike) -> dict[str, types.ModuleType]:
     """Import the official LAQ's model, quantiser and optimiser modules from `path` without running its package
     `__init__` (which imports its trainer's dependencies). Returns them by name."""
     folder = official_laq_dir(path)
-    missing = [m for m in ("einops", "beartype") if importlib.util.find_spec(m) is None]
-    if missing: raise ConfigError(f"the official LAQ at {folder} needs {' and '.join(missing)}: pip install {' '.join(missing)}")
     pkg = sys.modules.get("laq_model")
     if pkg is None or list(getattr(pkg, "__path__", [])) != [str(folder)]:
         for name in [n for n in sys.modules if n == "laq_model" or n.startswith("laq_model.")]: del sys.modules[name]
         pkg = types.ModuleType("laq_model"); pkg.__path__ = [str(folder)]
         sys.modules["laq_model"] = pkg
-    return {m: importlib.import_module(f"laq_model.{m}") for m in _OFFICIAL_MODULES}
+    try: return {m: importlib.import_module(f"laq_model.{m}") for m in _OFFICIAL_MODULES}
+    except ModuleNotFoundError as e:
+        raise ConfigError(f"the official LAQ at {folder} imports {e.name!r}, which is not installed here "
+                          "(its model needs einops and beartype: pip install einops beartype)") from e
 
 
 def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, dev: torch.device,
