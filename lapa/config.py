@@ -208,6 +208,7 @@ class LoaderConfig:
     shard_shuffle: bool = True
     on_error: OnError = OnError.fail
     partial_batches: bool = False
+    persistent_workers: bool = neutral(True)   # workers serve every pass of a loader instead of starting again each epoch
 
     def _problems(self):
         p = _positive(self, "batch_size")

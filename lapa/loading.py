@@ -365,24 +365,32 @@ class ShardList(IterableDataset):
 
 
 class ShardStream(IterableDataset):
-    "The WebDataset pipeline over `shards` for one rank and one epoch; each DataLoader worker builds its own copy."
+    """The WebDataset pipeline over `shards` for one rank and one epoch; each DataLoader worker builds its own copy.
+    With `epoch_source` (a one-element shared-memory tensor) the epoch is read from it each time a pass starts, so
+    persistent workers follow the epoch the main process sets."""
 
     def __init__(self, shards: Sequence[ShardEntry], batch_size: int, *, rank: int = 0, world_size: int = 1,
                  seed: int = 0, epoch: int = 0, shard_shuffle: bool = True, shuffle_buffer: int = 0,
-                 on_error: OnError | str = OnError.fail, partial_batches: bool = True, spec: dict | None = None):
+                 on_error: OnError | str = OnError.fail, partial_batches: bool = True, spec: dict | None = None,
+                 epoch_source: torch.Tensor | None = None):
         super().__init__()
         self.shards, self.batch_size, self.rank, self.world_size = list(shards), batch_size, rank, world_size
         self.seed, self.epoch, self.shard_shuffle, self.shuffle_buffer = seed, epoch, shard_shuffle, shuffle_buffer
         self.on_error, self.partial_batches, self.spec = OnError(on_error), partial_batches, spec
+        self.epoch_source = epoch_source
+
+    def current_epoch(self) -> int:
+        "The epoch a pass starting now reads."
+        return int(self.epoch_source[0]) if self.epoch_source is not None else self.epoch
 
     def pipeline(self, worker: int = 0, num_workers: int = 1) -> wds.DataPipeline:
         "The pipeline of one worker."
-        counter = SkipCounter()
+        counter, epoch = SkipCounter(), self.current_epoch()
         buffer = (wds.shuffle(self.shuffle_buffer, initial=min(100, self.shuffle_buffer),
-                              rng=seeded_rng("samples", self.seed, self.epoch, self.rank, worker))
+                              rng=seeded_rng("samples", self.seed, epoch, self.rank, worker))
                   if self.shuffle_buffer > 1 else None)
         return wds.DataPipeline(
-            ShardList(self.shards, self.seed, self.epoch, self.shard_shuffle),
+            ShardList(self.shards, self.seed, epoch, self.shard_shuffle),
             partial(split_by_node, rank=self.rank, world_size=self.world_size),
             partial(split_by_worker, worker=worker, num_workers=num_workers),
             partial(tar_samples, on_error=self.on_error, counter=counter),
@@ -464,13 +472,15 @@ class PassPosition:
 
 class ShardLoader(PassPosition):
     """Batches of `shards` through the WebDataset pipeline in a `DataLoader(batch_size=None)` with `num_workers`
-    worker processes; one pass per epoch. Raises the workers' `DataError`s; counts what `on_error=skip` drops."""
+    worker processes; one pass per epoch. Raises the workers' `DataError`s; counts what `on_error=skip` drops.
+    With `persistent_workers` the worker processes outlive a pass and serve the next one (a pass left unfinished, an
+    error or `close()` ends them): a loader read for many short passes does not start its workers again each time."""
 
     def __init__(self, shards: Sequence[ShardEntry], batch_size: int, *, rank: int | None = None,
                  world_size: int | None = None, num_workers: int = 0, seed: int = 0, epoch: int = 0,
                  shard_shuffle: bool = True, shuffle_buffer: int = 0, on_error: OnError | str = OnError.fail,
                  partial_batches: bool = True, spec: dict | None = None, equalize: bool = False,
-                 timeout_s: float = 300.0, pin_memory: bool = False, name: str = "loader"):
+                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = False, name: str = "loader"):
         if batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.shards, self.batch_size = list(shards), batch_size
         self.rank, self.world_size = dist_info(rank, world_size)
@@ -478,6 +488,8 @@ class ShardLoader(PassPosition):
         self.shard_shuffle, self.shuffle_buffer, self.on_error = shard_shuffle, shuffle_buffer, OnError(on_error)
         self.partial_batches, self.spec, self.equalize = partial_batches, spec, equalize
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
+        self.persistent_workers = bool(persistent_workers and num_workers)
+        self._persistent: tuple[DataLoader, torch.Tensor] | None = None   # the DataLoader kept and the epoch it reads
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
 
     def set_epoch(self, epoch: int) -> None:
@@ -486,12 +498,12 @@ class ShardLoader(PassPosition):
 
     def __len__(self) -> int: return self.num_batches()
 
-    def stream(self, epoch: int | None = None) -> ShardStream:
-        "The pipeline dataset of this rank for `epoch` (default: the next pass)."
+    def stream(self, epoch: int | None = None, epoch_source: torch.Tensor | None = None) -> ShardStream:
+        "The pipeline dataset of this rank for `epoch` (default: the next pass), or for the epoch `epoch_source` holds."
         return ShardStream(self.shards, self.batch_size, rank=self.rank, world_size=self.world_size, seed=self.seed,
                            epoch=self.epoch if epoch is None else epoch, shard_shuffle=self.shard_shuffle,
                            shuffle_buffer=self.shuffle_buffer, on_error=self.on_error,
-                           partial_batches=self.partial_batches, spec=self.spec)
+                           partial_batches=self.partial_batches, spec=self.spec, epoch_source=epoch_source)
 
     def plan(self, epoch: int | None = None) -> list[list[list[ShardEntry]]]:
         "The shards of every rank and worker (`[rank][worker]`) in `epoch` (default: the next pass)."
@@ -523,9 +535,25 @@ class ShardLoader(PassPosition):
         """The `DataLoader(batch_size=None)` over this rank's stream for `epoch`. Its generator is its own (seeded by
         the epoch), so starting a pass draws nothing from the global random state a resumed run restores."""
         e = self.epoch if epoch is None else epoch
+        if self.persistent_workers:   # one DataLoader for every pass: its workers read the epoch from shared memory
+            if self._persistent is None:
+                source = torch.zeros(1, dtype=torch.int64).share_memory_()
+                self._persistent = (DataLoader(self.stream(epoch_source=source), batch_size=None, collate_fn=_as_is,
+                                               num_workers=self.num_workers, pin_memory=self.pin_memory, timeout=self.timeout_s,
+                                               persistent_workers=True, generator=torch.Generator()), source)
+            loader, source = self._persistent
+            source[0] = e
+            loader.generator.manual_seed(self.seed * 100_003 + e)
+            return loader
         kw = dict(timeout=self.timeout_s, persistent_workers=False) if self.num_workers else {}
         return DataLoader(self.stream(e), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
+
+    def close(self) -> None:
+        "End the worker processes a `persistent_workers` loader keeps (the next pass starts new ones)."
+        if self._persistent is not None:
+            stop_workers(getattr(self._persistent[0], "_iterator", None))
+            self._persistent = None
 
     def __iter__(self) -> Iterator[dict]:
         epoch, skip = self._start_pass()
@@ -541,7 +569,8 @@ class ShardLoader(PassPosition):
     def _pass(self, epoch: int) -> Iterator[dict]:
         """The batches of one pass over `epoch` (equalised if asked); raises the workers' errors, counts what they skipped.
         Each worker ends its share with a partial batch (with `partial_batches`): these are gathered into full batches,
-        so only the pass's last batch can be partial."""
+        so only the pass's last batch can be partial. Workers end with the pass, or, when persistent, only if the pass
+        is left unfinished or fails."""
         limit = self.num_batches(epoch) if self.equalize else None
         st, n, skipped, tail = self.stats, 0, 0, None
         batches = iter(self.dataloader(epoch))
@@ -561,8 +590,11 @@ class ShardLoader(PassPosition):
                 n += 1
                 yield b
             if tail is not None and (limit is None or n < limit): yield tail
+        except BaseException:   # an error, or the reader stopped mid-pass (GeneratorExit)
+            self.close()
+            raise
         finally:
-            stop_workers(batches)
+            if not self.persistent_workers: stop_workers(batches)
         if skipped:
             log.warning("%s (rank %d, epoch %d): skipped %d bad sample(s), e.g. %s", self.name, self.rank, epoch,
                         skipped, st["reasons"][0] if st["reasons"] else "?")
@@ -578,13 +610,13 @@ class LAPADataModule(LightningDataModule):
     def __init__(self, dataset_dir: str | os.PathLike, batch_size: int = 32, num_workers: int = 2,
                  shuffle_buffer: int = 1000, shard_shuffle: bool = True, on_error: OnError | str = OnError.fail,
                  partial_batches: bool = False, seed: int = 0, rank: int | None = None, world_size: int | None = None,
-                 timeout_s: float = 300.0, pin_memory: bool = False):
+                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = True):
         super().__init__()
         self.dataset_dir = dataset_folder(dataset_dir)
         self.batch_size, self.num_workers, self.shuffle_buffer = batch_size, num_workers, shuffle_buffer
         self.shard_shuffle, self.on_error, self.partial_batches = shard_shuffle, OnError(on_error), partial_batches
         self.seed, self.rank, self.world_size = seed, rank, world_size
-        self.timeout_s, self.pin_memory = timeout_s, pin_memory
+        self.timeout_s, self.pin_memory, self.persistent_workers = timeout_s, pin_memory, persistent_workers
         self.info: dict | None = None
         self._loaders: dict[str, ShardLoader] = {}
         self._train_position: dict | None = None   # a position loaded before the loaders exist
@@ -594,7 +626,8 @@ class LAPADataModule(LightningDataModule):
         "A data module configured by `cfg.loader` and `cfg.seed`; `kw` overrides (e.g. `rank`, `world_size`)."
         lc = cfg.loader
         args = dict(batch_size=lc.batch_size, num_workers=lc.num_workers, shuffle_buffer=lc.shuffle_buffer,
-                    shard_shuffle=lc.shard_shuffle, on_error=lc.on_error, partial_batches=lc.partial_batches, seed=cfg.seed)
+                    shard_shuffle=lc.shard_shuffle, on_error=lc.on_error, partial_batches=lc.partial_batches,
+                    persistent_workers=lc.persistent_workers, seed=cfg.seed)
         return cls(dataset_dir, **{**args, **kw})
 
     def _dist(self) -> tuple[int, int]:
@@ -607,7 +640,7 @@ class LAPADataModule(LightningDataModule):
         self.info = read_json(self.dataset_dir / "dataset.json")
         spec, (rank, world) = sample_spec(self.info), self._dist()
         common = dict(rank=rank, world_size=world, num_workers=self.num_workers, seed=self.seed, on_error=self.on_error,
-                      spec=spec, timeout_s=self.timeout_s, pin_memory=self.pin_memory)
+                      spec=spec, timeout_s=self.timeout_s, pin_memory=self.pin_memory, persistent_workers=self.persistent_workers)
         self._loaders["train"] = ShardLoader(
             read_shards(self.dataset_dir, "train"), self.batch_size, shard_shuffle=self.shard_shuffle,
             shuffle_buffer=self.shuffle_buffer, partial_batches=self.partial_batches, equalize=world > 1,
@@ -615,6 +648,10 @@ class LAPADataModule(LightningDataModule):
         if self._train_position is not None: self._loaders["train"].load_state_dict(self._train_position)
         self._loaders["val"] = ShardLoader(read_shards(self.dataset_dir, "val"), self.batch_size, shard_shuffle=False,
                                            name=f"{self.dataset_dir.name}/val", **common)
+
+    def teardown(self, stage: str | None = None) -> None:
+        "End the loaders' persistent worker processes (Lightning calls this when `fit` ends)."
+        for ld in self._loaders.values(): ld.close()
 
     def _loader(self, split: str) -> ShardLoader:
         if not self._loaders: self.setup()
