@@ -105,26 +105,35 @@ def decode_rate(raws: Sequence[dict], repeats: int = 1, whole_sample: bool = Fal
 
 def measure_data(shards: Sequence[ShardEntry], spec: dict | None, work_dir: str | os.PathLike, num_workers: int = 2,
                  batch_size: int = 32, shuffle_buffer: int = 1000, repeats: int = 2) -> dict:
-    "Samples/s of the shard loader, the file-per-frame reader and the JPEG-decode limit over the same samples."
+    """Samples/s of the shard loader (its workers started for each pass, and kept from pass to pass as LAQ's data module
+    keeps them), the file-per-frame reader and the JPEG-decode limit over the same samples."""
     raws = [r for s in shards for r in iter_tar_samples(s.path)]
     jpeg_kb = float(np.mean([len(r["0.jpg"]) + len(r["1.jpg"]) for r in raws]) / 2 / 1024)
     one, whole = decode_rate(raws, repeats), decode_rate(raws, repeats, whole_sample=True)
     files = Path(work_dir) / "files"
     extract_files(shards, files)
-    loader = ShardLoader(shards, batch_size, num_workers=num_workers, shuffle_buffer=shuffle_buffer, spec=spec, name="bench")
+    kw = dict(num_workers=num_workers, shuffle_buffer=shuffle_buffer, spec=spec, name="bench")
+    loader, persistent = ShardLoader(shards, batch_size, **kw), ShardLoader(shards, batch_size, persistent_workers=True, **kw)
     ff = FrameFiles(files)
-    shard_sps = file_sps = 0.0
-    for _ in range(repeats):  # alternate the two readers, so that a change in the machine's load hits both alike
-        r, n_shard = _pass_rate(loader)
-        shard_sps = max(shard_sps, r)
-        r, n_file = _pass_rate(DataLoader(ff, batch_size, shuffle=True, num_workers=num_workers, collate_fn=collate))
-        file_sps = max(file_sps, r)
-        if not n_shard == n_file == len(raws): raise DataError(f"readers disagree: shards {n_shard}, files {n_file}, tars {len(raws)} samples")
+    shard_sps = persistent_sps = file_sps = 0.0
+    try:
+        for _ in range(repeats):  # alternate the readers, so that a change in the machine's load hits them alike
+            r, n_shard = _pass_rate(loader)
+            shard_sps = max(shard_sps, r)
+            r, n_persistent = _pass_rate(persistent)
+            persistent_sps = max(persistent_sps, r)
+            r, n_file = _pass_rate(DataLoader(ff, batch_size, shuffle=True, num_workers=num_workers, collate_fn=collate))
+            file_sps = max(file_sps, r)
+            if not n_shard == n_persistent == n_file == len(raws):
+                raise DataError(f"readers disagree: shards {n_shard}, persistent {n_persistent}, files {n_file}, tars {len(raws)} samples")
+    finally:
+        persistent.close()
     workers = max(1, num_workers)
-    return dict(pairs=len(raws), jpeg_kb=round(jpeg_kb, 2), shard_loader_sps=shard_sps, file_per_frame_sps=file_sps,
-                decode_1proc_sps=one, decode_limit_sps=one * workers, sample_decode_1proc_sps=whole,
+    return dict(pairs=len(raws), jpeg_kb=round(jpeg_kb, 2), shard_loader_sps=shard_sps, persistent_loader_sps=persistent_sps,
+                file_per_frame_sps=file_sps, decode_1proc_sps=one, decode_limit_sps=one * workers, sample_decode_1proc_sps=whole,
                 sample_decode_limit_sps=whole * workers, loader_vs_files=shard_sps / file_sps,
-                loader_vs_limit=shard_sps / (one * workers), loader_vs_sample_decode=shard_sps / (whole * workers))
+                loader_vs_limit=shard_sps / (one * workers), loader_vs_sample_decode=shard_sps / (whole * workers),
+                persistent_vs_loader=persistent_sps / shard_sps, persistent_vs_limit=persistent_sps / (one * workers))
 
 # %% ../../nbs/90_bench.ipynb #55a68a46
 def data_table(result: dict) -> str:
@@ -133,14 +142,17 @@ def data_table(result: dict) -> str:
     head = (f"data loading: {s['num_workers']} worker(s), batch {s['batch_size']}, best of {s['repeats']} pass(es), "
             f"{s['cpus']} CPU(s), load average {s['load_avg'][0]:.1f} before / {s['load_avg'][1]:.1f} after; "
             "samples/s (one sample = a pair of frames)\n")
-    cols = (f"{'image':>7} {'pairs':>6} {'KB/jpg':>7} | {'shard loader':>12} {'file-per-frame':>14} {'JPEG limit':>10} "
-            f"{'sample limit':>12} | {'loader/files':>12} {'loader/JPEG':>11} {'loader/sample':>13}")
-    rows = [f"{r['image_size']:>5}px {r['pairs']:>6} {r['jpeg_kb']:>7.1f} | {r['shard_loader_sps']:>12,.0f} {r['file_per_frame_sps']:>14,.0f} "
-            f"{r['decode_limit_sps']:>10,.0f} {r['sample_decode_limit_sps']:>12,.0f} | {r['loader_vs_files']:>11.2f}x "
-            f"{r['loader_vs_limit']:>10.2f}x {r['loader_vs_sample_decode']:>12.2f}x" for r in result["results"]]
+    cols = (f"{'image':>7} {'pairs':>6} {'KB/jpg':>7} | {'shard loader':>12} {'persistent':>10} {'file-per-frame':>14} "
+            f"{'JPEG limit':>10} {'sample limit':>12} | {'loader/files':>12} {'loader/JPEG':>11} {'loader/sample':>13} "
+            f"{'persistent/loader':>17} {'persistent/JPEG':>15}")
+    rows = [f"{r['image_size']:>5}px {r['pairs']:>6} {r['jpeg_kb']:>7.1f} | {r['shard_loader_sps']:>12,.0f} "
+            f"{r['persistent_loader_sps']:>10,.0f} {r['file_per_frame_sps']:>14,.0f} {r['decode_limit_sps']:>10,.0f} "
+            f"{r['sample_decode_limit_sps']:>12,.0f} | {r['loader_vs_files']:>11.2f}x {r['loader_vs_limit']:>10.2f}x "
+            f"{r['loader_vs_sample_decode']:>12.2f}x {r['persistent_vs_loader']:>16.2f}x {r['persistent_vs_limit']:>14.2f}x"
+            for r in result["results"]]
     foot = ("JPEG limit = decoding the two JPEGs of each pair from memory in one process x workers; sample limit = the same for "
             "all of decode_sample (JPEGs, JSON, .npy);\nfile-per-frame = the same samples as one file per field, same workers, "
-            "decoder and collate")
+            "decoder and collate; persistent = the shard loader with its workers kept from pass to pass (the best pass)")
     return "\n".join([head + cols, "-" * len(cols), *rows, foot])
 
 
