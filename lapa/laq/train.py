@@ -165,6 +165,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     model = module.model.eval()
     has_val = any(r["split"] == "val" for r in _manifest(dataset))
     ev = evaluate_laq(model, dm.val_dataloader() if has_val else dm.train_dataloader(), tc.eval_batches)
+    dm.teardown()   # the evaluation's loader workers end here, not when the data module is collected
     steps = trainer.global_step
     summary = dict(steps=steps, steps_this_launch=steps - start_step, seconds=round(seconds, 1),
                    pairs_per_s=round((steps - start_step) * dm.batch_size * trainer.world_size / max(seconds, 1e-9), 1),
