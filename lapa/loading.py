@@ -532,8 +532,9 @@ class ShardLoader(PassPosition):
         return min(b) if self.equalize else b[self.rank]
 
     def dataloader(self, epoch: int | None = None) -> DataLoader:
-        """The `DataLoader(batch_size=None)` over this rank's stream for `epoch`. Its generator is its own (seeded by
-        the epoch), so starting a pass draws nothing from the global random state a resumed run restores."""
+        """The `DataLoader(batch_size=None)` over this rank's stream for `epoch` (with `persistent_workers`, the one kept
+        DataLoader, set to read `epoch`). Its generator is its own (seeded by the epoch), so starting a pass draws
+        nothing from the global random state a resumed run restores."""
         e = self.epoch if epoch is None else epoch
         if self.persistent_workers:   # one DataLoader for every pass: its workers read the epoch from shared memory
             if self._persistent is None:
