@@ -19,6 +19,7 @@ from ..config import LAQArch
 from ..core import ConfigError
 from ..laq.model import LAQModel, laq_arch
 from ..laq.train import laq_optimizer
+from ..policy import pick_device
 from ..train import autocast_dtype, compile_blocks, lightning_precision
 
 # %% auto #0
@@ -26,10 +27,6 @@ __all__ = ['lapa_laq_step', 'bench_laq', 'default_batch', 'cli_bench_laq', 'offi
            'official_laq_step', 'bench_laq_against']
 
 # %% ../../nbs/91_bench_laq.ipynb #4a49fa27
-def _device(device: str) -> torch.device:
-    return torch.device("cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device))
-
-
 def _sync(dev: torch.device) -> None:
     if dev.type == "cuda": torch.cuda.synchronize(dev)
 
@@ -40,7 +37,7 @@ def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torc
     LAQ optimiser, fused in fp32) on fixed random uint8 frames; returns `(model, step)`."""
     model = LAQModel(arch).to(dev).train()
     if compile: compile_blocks(model.blocks())
-    opt = laq_optimizer(model, lr, weight_decay, fused=dtype is None and dev.type in ("cpu", "cuda"))
+    opt = laq_optimizer(model, lr, weight_decay, fused=dtype is None)
     frames = torch.randint(0, 256, (batch_size, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
     def step():
         with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
@@ -56,7 +53,7 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
               threads: int | None = None, compile: bool = False, verbose: bool = True) -> dict[str, dict]:
     """Training throughput (frame pairs/s, `lapa_laq_step`) of LAQ presets; prints a table, returns the numbers.
     `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
-    dev = _device(device)
+    dev = pick_device(device)
     prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
     if threads: torch.set_num_threads(threads)
     if dev.type == "cpu": torch.set_flush_denormal(True)
@@ -159,11 +156,11 @@ def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, d
 # %% ../../nbs/91_bench_laq.ipynb #laqoff03
 def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str] = ("small", "paper"),
                       batch_size: int | None = None, steps: int = 3, rounds: int = 5, warmup: int = 2, device: str = "auto",
-                      threads: int | None = 1, verbose: bool = True) -> dict[str, dict]:
+                      threads: int | None = None, verbose: bool = True) -> dict[str, dict]:
     """lapa's LAQ step against the official LAQ's (code at `path`) at each size preset, fp32, in one process: `rounds`
     alternating rounds of `steps` steps each; per size the median ms/step of each and the median of the rounds' ratios
     (official ÷ lapa: above 1, lapa is faster)."""
-    dev = _device(device)
+    dev = pick_device(device)
     if threads: torch.set_num_threads(threads)
     if dev.type == "cpu": torch.set_flush_denormal(True)
     results = {}

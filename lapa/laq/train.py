@@ -29,12 +29,12 @@ _NO_DECAY = ("pos", "pos_space", "code_pos", "queries", "codes")
 
 def laq_optimizer(model: nn.Module, lr: float, weight_decay: float, fused: bool = False) -> torch.optim.AdamW:
     """LAQ's AdamW (betas 0.9, 0.99): weight decay on the weight matrices, none on positions, queries, codes, norms and
-    biases. `fused`: the update as one fused kernel instead of a pass per operation (fp32 only: Lightning's
-    mixed-precision plugins refuse to clip a fused optimiser's gradients)."""
+    biases. `fused`: the update as one fused kernel instead of a pass per operation, where the parameters' device has
+    it (CPU, CUDA); for fp32 runs only: Lightning's mixed-precision plugins refuse to clip a fused optimiser's gradients."""
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY]
     rest = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY)]
     return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}],
-                             lr=lr, betas=(0.9, 0.99), fused=fused)
+                             lr=lr, betas=(0.9, 0.99), fused=fused and next(model.parameters()).device.type in ("cpu", "cuda"))
 
 
 class LAQModule(pl.LightningModule):
@@ -97,8 +97,7 @@ class LAQModule(pl.LightningModule):
 
     def configure_optimizers(self):
         hp = self.hparams
-        fused = str(self.trainer.precision) == "32-true" and self.device.type in ("cpu", "cuda")
-        opt = laq_optimizer(self.model, hp.lr, hp.weight_decay, fused=fused)
+        opt = laq_optimizer(self.model, hp.lr, hp.weight_decay, fused=str(self.trainer.precision) == "32-true")
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, hp.min_lr_ratio))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
