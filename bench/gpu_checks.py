@@ -10,7 +10,12 @@
   `lapa.bench.serve.bench_serve` (1-16 clients, threads or batches, the clients as threads of this process and then as
   processes of their own); `POLICY_PRECISION` sets the policy's precision.
 - `laq`: `lapa.bench.laq.bench_laq` for every size, then the paper size with compiled blocks.
-- `laqtrain`: `lapa laq train` (Lightning) on toy video, blocks compiled or not.
+- `against PATH`: `lapa.bench.laq.bench_laq_against`, lapa's LAQ step beside the official LAQ's (its code at PATH) at the
+  small and paper sizes, lapa in fp32 and then in bf16 (the official always fp32, as its trainer runs).
+- `laqopt`: lapa's LAQ step at the small and paper sizes with each optimiser update: fp32 fused, and under bf16
+  autocast PyTorch's single-tensor loop (what `fused=False` used to select), its multi-tensor update and the fused one.
+- `laqtrain [COMPILE:PERSISTENT,...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader workers
+  persistent or not (default `0:1,1:1`).
 - `cells CHAPTER [STOP_ID]`: a chapter's code cells in one namespace, `#| gpu` cells included, `#| slow` ones and
   IPython's `%`/`!` lines left out, up to the cell STOP_ID: nbdev's test runner for a machine without nbdev (the GPU
   image has none).
@@ -141,6 +146,48 @@ elif section == "serve":   # the fine-tuned VLA policy served on CUDA: tiny (the
         save("serve_" + os.environ.get("POLICY_PRECISION", "auto"), res)
         del pol; torch.cuda.empty_cache() if dev == "cuda" else None
 
+elif section == "against":   # lapa's LAQ step beside the official LAQ's, fp32 and lapa in bf16
+    from lapa.bench.laq import bench_laq_against
+    res = {}
+    for prec in ("fp32", "bf16"):
+        t = time.time()
+        try: res[prec] = bench_laq_against(sys.argv[3], sizes=["small"] if dry else ["small", "paper"], batch_size=2 if dry else None, steps=2 if dry else 10,
+                                           rounds=2 if dry else 5, warmup=1 if dry else 3, precision=prec)
+        except Exception as e: res[prec] = {"error": repr(e)[:2000]}
+        res[f"seconds {prec}"] = time.time() - t
+        save("against", res)
+
+elif section == "laqopt":   # the LAQ step with each optimiser update (what fused=False cost under bf16 on CUDA)
+    from lapa.bench.laq import _sync, default_batch
+    from lapa.laq.model import LAQModel, laq_arch
+    from lapa.laq.train import laq_optimizer
+    dev, res = torch.device("cuda" if torch.cuda.is_available() else "cpu"), {}
+    variants = {"fp32 fused": (None, True), "bf16 single-tensor": (torch.bfloat16, "single"),
+                "bf16 multi-tensor": (torch.bfloat16, False), "bf16 fused": (torch.bfloat16, True)}
+    for size in ("tiny",) if dry else ("small", "paper"):
+        arch, bs = laq_arch(size=size), default_batch(size, dev)
+        for name, (dtype, fused) in variants.items():
+            torch.manual_seed(0)
+            model = LAQModel(arch).to(dev).train()
+            opt = (torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=False) if fused == "single"
+                   else laq_optimizer(model, 1e-4, 0.01, fused=fused))
+            frames = torch.randint(0, 256, (bs, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
+            def step():
+                with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
+                    loss = model(frames[:, 0], frames[:, 1]).loss
+                loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step(); opt.zero_grad(set_to_none=True)
+            ms = []
+            for _ in range(3):   # three timings of 10 steps, each after 3 warm-up steps
+                for _ in range(3): step()
+                _sync(dev); t = time.perf_counter()
+                for _ in range(2 if dry else 10): step()
+                _sync(dev); ms.append(round((time.perf_counter() - t) / (2 if dry else 10) * 1000, 1))
+            res[f"{size} {name}"] = {"batch_size": bs, "ms_per_step": ms}
+            save("laqopt", res)
+            del model, opt
+            if dev.type == "cuda": torch.cuda.empty_cache()
+
 elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not
     from lapa.config import load_cfg
     from lapa.laq.train import train_laq
@@ -150,15 +197,17 @@ elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks
     write_dataset(eps, tmp / "video", "video", ShardSettings(frame_gap_s=0.1, samples_per_shard=500, val_fraction=0.1),
                   split_episodes({"toy-v3": [e.episode_id for e in eps]}, 0.1), progress=False)
     res = {}
-    for c in ("false", "true"):
-        o = [f"run_dir={tmp}/run{c}", f"laq.dataset={tmp}/video", "laq.model.size=small", "laq.train.max_steps=" + ("20" if dry else "300"),
+    variants = sys.argv[3].split(",") if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else ["0:1", "1:1"]
+    for v in variants:
+        c, pw = ("true" if x == "1" else "false" for x in v.split(":"))
+        o = [f"run_dir={tmp}/run{c}{pw}", f"loader.persistent_workers={pw}", f"laq.dataset={tmp}/video", "laq.model.size=small", "laq.train.max_steps=" + ("20" if dry else "300"),
              "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50", "loader.batch_size=32",
              "loader.num_workers=4", "laq.train.wandb=disabled", f"laq.train.compile={c}"] + (["laq.train.compile_backend=eager"] if dry else [])
         t = time.time()
         try:
             s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
         except Exception as e: s = {"error": repr(e)[:2000]}
-        s["wall"] = time.time() - t; res[f"compile={c}"] = s; save("laqtrain", res)
+        s["wall"] = time.time() - t; res[f"compile={c} persistent_workers={pw}"] = s; save("laqtrain", res)
 
 elif section == "cells":   # a chapter's cells with the GPU ones, where nbdev is not installed
     import traceback

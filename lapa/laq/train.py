@@ -29,12 +29,12 @@ _NO_DECAY = ("pos", "pos_space", "code_pos", "queries", "codes")
 
 def laq_optimizer(model: nn.Module, lr: float, weight_decay: float, fused: bool = False) -> torch.optim.AdamW:
     """LAQ's AdamW (betas 0.9, 0.99): weight decay on the weight matrices, none on positions, queries, codes, norms and
-    biases. `fused`: the update as one fused kernel instead of a pass per operation, where the parameters' device has
-    it (CPU, CUDA); for fp32 runs only: Lightning's mixed-precision plugins refuse to clip a fused optimiser's gradients."""
+    biases. `fused`: the update as one fused kernel, where the parameters' device has it (CPU, CUDA); otherwise
+    PyTorch's default, a multi-tensor update on CUDA (an explicit `fused=False` would turn that off too)."""
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY]
     rest = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and n.split(".")[-1] not in _NO_DECAY)]
     return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}],
-                             lr=lr, betas=(0.9, 0.99), fused=fused and next(model.parameters()).device.type in ("cpu", "cuda"))
+                             lr=lr, betas=(0.9, 0.99), fused=True if fused and next(model.parameters()).device.type in ("cpu", "cuda") else None)
 
 
 class LAQModule(pl.LightningModule):
@@ -97,10 +97,19 @@ class LAQModule(pl.LightningModule):
 
     def configure_optimizers(self):
         hp = self.hparams
-        opt = laq_optimizer(self.model, hp.lr, hp.weight_decay, fused=str(self.trainer.precision) == "32-true")
+        opt = laq_optimizer(self.model, hp.lr, hp.weight_decay, fused=str(self.trainer.precision) in ("32-true", "bf16-mixed"))
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, hp.min_lr_ratio))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None) -> None:
+        """A fused optimiser's gradients are clipped here, directly: it runs only in fp32 and bf16 autocast, where no loss
+        scaling touches the gradients, yet Lightning's mixed-precision plugin refuses to clip any fused optimiser's."""
+        if not (gradient_clip_val and optimizer.defaults.get("fused")):
+            return super().configure_gradient_clipping(optimizer, gradient_clip_val, gradient_clip_algorithm)
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        if gradient_clip_algorithm == "value": torch.nn.utils.clip_grad_value_(params, gradient_clip_val)
+        else: torch.nn.utils.clip_grad_norm_(params, gradient_clip_val)
 
 # %% ../../nbs/20a_laq_train.ipynb #e138b66c
 def laq_dataset_dir(cfg) -> Path:
