@@ -10,8 +10,9 @@
   `lapa.bench.serve.bench_serve` (1-16 clients, threads or batches, the clients as threads of this process and then as
   processes of their own); `POLICY_PRECISION` sets the policy's precision.
 - `laq`: `lapa.bench.laq.bench_laq` for every size, then the paper size with compiled blocks.
-- `against PATH`: `lapa.bench.laq.bench_laq_against`, lapa's LAQ step beside the official LAQ's (its code at PATH) at the
-  small and paper sizes, lapa in fp32 and then in bf16 (the official always fp32, as its trainer runs).
+- `against PATH [PRECISION:COMPILE,...]`: `lapa.bench.laq.bench_laq_against`, lapa's LAQ step beside the official LAQ's
+  (its code at PATH) at the small and paper sizes, lapa by default in fp32 and then in bf16, eager (`fp32:0,bf16:0`); the
+  official always fp32 and eager, as its trainer runs.
 - `laqopt`: lapa's LAQ step at the small and paper sizes with each optimiser update: fp32 fused, and under bf16
   autocast PyTorch's single-tensor loop (what `fused=False` used to select), its multi-tensor update and the fused one.
 - `laqtrain [COMPILE:PERSISTENT,...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader workers
@@ -149,12 +150,13 @@ elif section == "serve":   # the fine-tuned VLA policy served on CUDA: tiny (the
 elif section == "against":   # lapa's LAQ step beside the official LAQ's, fp32 and lapa in bf16
     from lapa.bench.laq import bench_laq_against
     res = {}
-    for prec in ("fp32", "bf16"):
-        t = time.time()
-        try: res[prec] = bench_laq_against(sys.argv[3], sizes=["small"] if dry else ["small", "paper"], batch_size=2 if dry else None, steps=2 if dry else 10,
-                                           rounds=2 if dry else 5, warmup=1 if dry else 3, precision=prec)
-        except Exception as e: res[prec] = {"error": repr(e)[:2000]}
-        res[f"seconds {prec}"] = time.time() - t
+    variants = sys.argv[4].split(",") if len(sys.argv) > 4 and not sys.argv[4].startswith("--") else ["fp32:0", "bf16:0"]
+    for v in variants:
+        prec, c = v.split(":"); t = time.time()
+        try: res[v] = bench_laq_against(sys.argv[3], sizes=["small"] if dry else ["small", "paper"], batch_size=2 if dry else None, steps=2 if dry else 10,
+                                        rounds=2 if dry else 5, warmup=1 if dry else 3, precision=prec, compile=c == "1")
+        except Exception as e: res[v] = {"error": repr(e)[:2000]}
+        res[f"seconds {v}"] = time.time() - t
         save("against", res)
 
 elif section == "laqopt":   # the LAQ step with each optimiser update (what fused=False cost under bf16 on CUDA)

@@ -36,7 +36,9 @@ def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torc
     """lapa's LAQ training step as its trainer runs it (forward under autocast `dtype`, backward, gradient clipping, the
     LAQ optimiser, fused in fp32 and bf16) on fixed random uint8 frames; returns `(model, step)`."""
     model = LAQModel(arch).to(dev).train()
-    if compile: compile_blocks(model.blocks())
+    if compile:   # compiled afresh per model: Block.forward's compiled variants are cached per code object, so a second
+        torch._dynamo.reset()   # size in one process would otherwise hit Dynamo's recompile limit (8) and run eager
+        compile_blocks(model.blocks())
     opt = laq_optimizer(model, lr, weight_decay, fused=dtype in (None, torch.bfloat16))
     frames = torch.randint(0, 256, (batch_size, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
     def step():
@@ -89,12 +91,12 @@ def default_batch(size: str, dev: torch.device) -> int:
 def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
     """`lapa bench laq [bench.laq.sizes=[tiny,paper] bench.laq.compile=true ...]`: print the LAQ training throughput
     table(s); with `bench.laq.against=PATH`, lapa's step against LAPA's official LAQ at each size instead (both fp32
-    unless `bench.laq.precision` names lapa's)."""
+    and eager unless `bench.laq.precision` / `bench.laq.compile` say otherwise for lapa's)."""
     b = cfg.bench.laq
     if b.against:
         bench_laq_against(b.against, sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, rounds=b.rounds,
                           warmup=b.warmup, device=b.device,
-                          precision="fp32" if b.precision == "auto" else b.precision, threads=b.threads)
+                          precision="fp32" if b.precision == "auto" else b.precision, compile=b.compile, threads=b.threads)
         return 0
     for compiled in (False, True) if b.compile else (False,):
         bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device,
@@ -158,11 +160,13 @@ def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, d
 # %% ../../nbs/91_bench_laq.ipynb #laqoff03
 def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str] = ("small", "paper"),
                       batch_size: int | None = None, steps: int = 3, rounds: int = 5, warmup: int = 2, device: str = "auto",
-                      precision: str = "fp32", threads: int | None = None, verbose: bool = True) -> dict[str, dict]:
+                      precision: str = "fp32", compile: bool = False, threads: int | None = None,
+                      verbose: bool = True) -> dict[str, dict]:
     """lapa's LAQ step against the official LAQ's (code at `path`) at each size preset, in one process: `rounds`
     alternating rounds of `steps` steps each; per size the median ms/step of each and the median of the rounds' ratios
     (official ÷ lapa: above 1, lapa is faster). `precision` is lapa's side (`fp32`, or `bf16`: its trainer's default on a
-    GPU); the official side always runs fp32, as its trainer does (its autocast is commented out)."""
+    GPU), `compile` whether its blocks are compiled; the official side always runs fp32 and eager, as its trainer does
+    (its autocast is commented out)."""
     dev = pick_device(device)
     prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
     if threads: torch.set_num_threads(threads)
@@ -172,7 +176,7 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
         arch = laq_arch(size=size)
         bs = batch_size or default_batch(size, dev)
         torch.manual_seed(0)
-        sides = {"lapa": lapa_laq_step(arch, bs, dev, autocast_dtype(prec)), "official": official_laq_step(path, arch, bs, dev)}
+        sides = {"lapa": lapa_laq_step(arch, bs, dev, autocast_dtype(prec), compile), "official": official_laq_step(path, arch, bs, dev)}
         ms = {k: [] for k in sides}
         for _ in range(warmup):
             for _, step in sides.values(): step()
@@ -182,7 +186,7 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
                 for _ in range(steps): step()
                 _sync(dev); ms[k].append((time.perf_counter() - t0) / steps * 1000)
         ratios = [o / l for l, o in zip(ms["lapa"], ms["official"])]
-        results[size] = dict(batch_size=bs, image_size=arch.image_size, device=str(dev), precision=prec,
+        results[size] = dict(batch_size=bs, image_size=arch.image_size, device=str(dev), precision=prec, compiled=compile,
                              threads=torch.get_num_threads() if dev.type == "cpu" else None,
                              params={k: sum(p.numel() for p in m.parameters()) for k, (m, _) in sides.items()},
                              ms_per_step={k: round(statistics.median(v), 1) for k, v in ms.items()},
@@ -194,5 +198,5 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
         for k, r in results.items():
             print(f"{k:<7}{r['image_size']:>6}{r['batch_size']:>6}{r['params']['lapa'] / 1e6:>12.1f}M{r['params']['official'] / 1e6:>9.1f}M"
                   f"{r['ms_per_step']['lapa']:>10.1f}{r['ms_per_step']['official']:>13.1f}{r['ratio']:>14.2f}x  "
-                  f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f} ({r['device']}, lapa {r['precision']}, {r['threads']} thread(s))")
+                  f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f} ({r['device']}, lapa {r['precision']}{', compiled' if compile else ''}, {r['threads']} thread(s))")
     return results
