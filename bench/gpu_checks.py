@@ -160,25 +160,19 @@ elif section == "against":   # lapa's LAQ step beside the official LAQ's, fp32 a
         save("against", res)
 
 elif section == "laqopt":   # the LAQ step with each optimiser update (what fused=False cost under bf16 on CUDA)
-    from lapa.bench.laq import _sync, default_batch
-    from lapa.laq.model import LAQModel, laq_arch
+    from lapa.bench.laq import _sync, default_batch, lapa_laq_step
+    from lapa.laq.model import laq_arch
     from lapa.laq.train import laq_optimizer
     dev, res = torch.device("cuda" if torch.cuda.is_available() else "cpu"), {}
-    variants = {"fp32 fused": (None, True), "bf16 single-tensor": (torch.bfloat16, "single"),
-                "bf16 multi-tensor": (torch.bfloat16, False), "bf16 fused": (torch.bfloat16, True)}
+    single = lambda m: torch.optim.AdamW(m.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=False)   # the old fused=False
+    variants = {"fp32 fused": (None, None), "bf16 single-tensor": (torch.bfloat16, single),
+                "bf16 multi-tensor": (torch.bfloat16, lambda m: laq_optimizer(m, 1e-4, 0.01)),
+                "bf16 fused": (torch.bfloat16, lambda m: laq_optimizer(m, 1e-4, 0.01, fused=True))}
     for size in ("tiny",) if dry else ("small", "paper"):
         arch, bs = laq_arch(size=size), default_batch(size, dev)
-        for name, (dtype, fused) in variants.items():
+        for name, (dtype, make_opt) in variants.items():
             torch.manual_seed(0)
-            model = LAQModel(arch).to(dev).train()
-            opt = (torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=False) if fused == "single"
-                   else laq_optimizer(model, 1e-4, 0.01, fused=fused))
-            frames = torch.randint(0, 256, (bs, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
-            def step():
-                with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
-                    loss = model(frames[:, 0], frames[:, 1]).loss
-                loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step(); opt.zero_grad(set_to_none=True)
+            model, step = lapa_laq_step(arch, bs, dev, dtype, optimizer=make_opt)
             ms = []
             for _ in range(3):   # three timings of 10 steps, each after 3 warm-up steps
                 for _ in range(3): step()
@@ -187,7 +181,7 @@ elif section == "laqopt":   # the LAQ step with each optimiser update (what fuse
                 _sync(dev); ms.append(round((time.perf_counter() - t) / (2 if dry else 10) * 1000, 1))
             res[f"{size} {name}"] = {"batch_size": bs, "ms_per_step": ms}
             save("laqopt", res)
-            del model, opt
+            del model, step
             if dev.type == "cuda": torch.cuda.empty_cache()
 
 elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not

@@ -12,8 +12,10 @@ import sys
 import time
 import types
 from pathlib import Path
+from typing import Callable
 
 import torch
+import torch.nn as nn
 
 from ..config import LAQArch
 from ..core import ConfigError
@@ -32,14 +34,15 @@ def _sync(dev: torch.device) -> None:
 
 
 def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torch.dtype | None = None,
-                  compile: bool = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0):
+                  compile: bool = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0,
+                  optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None):
     """lapa's LAQ training step as its trainer runs it (forward under autocast `dtype`, backward, gradient clipping, the
-    LAQ optimiser, fused in fp32 and bf16) on fixed random uint8 frames; returns `(model, step)`."""
+    LAQ optimiser, fused in fp32 and bf16, or `optimizer(model)`) on fixed random uint8 frames; returns `(model, step)`."""
     model = LAQModel(arch).to(dev).train()
     if compile:   # compiled afresh per model: Block.forward's compiled variants are cached per code object, so a second
         torch._dynamo.reset()   # size in one process would otherwise hit Dynamo's recompile limit (8) and run eager
         compile_blocks(model.blocks())
-    opt = laq_optimizer(model, lr, weight_decay, fused=dtype in (None, torch.bfloat16))
+    opt = optimizer(model) if optimizer else laq_optimizer(model, lr, weight_decay, fused=dtype in (None, torch.bfloat16))
     frames = torch.randint(0, 256, (batch_size, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
     def step():
         with torch.autocast(dev.type, dtype=dtype or torch.float32, enabled=dtype is not None):
