@@ -179,7 +179,8 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
         arch = laq_arch(size=size)
         bs = batch_size or default_batch(size, dev)
         torch.manual_seed(0)
-        sides = {"lapa": lapa_laq_step(arch, bs, dev, autocast_dtype(prec), compile), "official": official_laq_step(path, arch, bs, dev)}
+        sides = {"lapa": lapa_laq_step(arch, bs, dev, autocast_dtype(prec), compile),
+                 "official": official_laq_step(path, arch, bs, dev)}
         ms = {k: [] for k in sides}
         for _ in range(warmup):
             for _, step in sides.values(): step()
