@@ -33,6 +33,15 @@ def _sync(dev: torch.device) -> None:
     if dev.type == "cuda": torch.cuda.synchronize(dev)
 
 
+def _bench_setup(device: str, precision: str, threads: int | None) -> tuple[torch.device, str]:
+    """The benchmark's device and Lightning precision string; on the CPU, `threads` threads (if given) and denormals
+    flushed, as LAQ's trainer does."""
+    dev = pick_device(device)
+    if threads: torch.set_num_threads(threads)
+    if dev.type == "cpu": torch.set_flush_denormal(True)
+    return dev, lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
+
+
 def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torch.dtype | None = None,
                   compile: bool = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0,
                   optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None):
@@ -58,10 +67,7 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
               threads: int | None = None, compile: bool = False, verbose: bool = True) -> dict[str, dict]:
     """Training throughput (frame pairs/s, `lapa_laq_step`) of LAQ presets; prints a table, returns the numbers.
     `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
-    dev = pick_device(device)
-    prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
-    if threads: torch.set_num_threads(threads)
-    if dev.type == "cpu": torch.set_flush_denormal(True)
+    dev, prec = _bench_setup(device, precision, threads)
     results = {}
     for size in sizes:
         arch = laq_arch(size=size, quantizer=quantizer)
@@ -170,10 +176,7 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
     (official ÷ lapa: above 1, lapa is faster). `precision` is lapa's side (`fp32`, or `bf16`: its trainer's default on a
     GPU), `compile` whether its blocks are compiled; the official side always runs fp32 and eager, as its trainer does
     (its autocast is commented out)."""
-    dev = pick_device(device)
-    prec = lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
-    if threads: torch.set_num_threads(threads)
-    if dev.type == "cpu": torch.set_flush_denormal(True)
+    dev, prec = _bench_setup(device, precision, threads)
     results = {}
     for size in sizes:
         arch = laq_arch(size=size)
