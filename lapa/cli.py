@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import sys
 from dataclasses import dataclass
 
@@ -120,7 +121,13 @@ def _run_verb(argv: list[str]):
 def main() -> None:
     "Console entry point of `lapa`."
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    exit_process(run(sys.argv[1:]))   # a rank started by Fabric, srun or torchrun takes its process group down
+    try:
+        code = run(sys.argv[1:])
+        sys.stdout.flush()
+    except BrokenPipeError:   # stdout's reader left early (`lapa --help | head`): stop quietly, as a Unix tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the interpreter's last flush must not fail again
+        code = 1
+    exit_process(code)   # a rank started by Fabric, srun or torchrun takes its process group down
 
 # %% ../nbs/02_cli.ipynb #5b7d2f10
 if __name__ == "__main__" and "__file__" in globals():   # a module run, not this notebook
