@@ -4,6 +4,8 @@
 
 - `env`: versions, the GPU, Lightning's peak FLOP/s for it, NCCL.
 - `train [PRESET:COMPILE[:BATCH],...]`: `lapa.bench.train.bench_train` (bf16 on a GPU, tokens/s, MFU), e.g. `1b:0,1b:1:32`.
+  Wherever a variant names COMPILE: 0 eager, 1 compiled blocks (inductor's default mode), or an inductor mode, e.g.
+  `reduce-overhead` (CUDA graphs).
 - `fsdp`: `lapa.foundation.train` under torchrun, one rank per GPU: FSDP2 over NCCL, bf16, activation checkpointing,
   sharded window checkpoints, with and without compiled blocks (the `small` foundation on toy data).
 - `serve`: a randomly initialised fine-tuned VLA (tiny and 1b) in process (fp32 and bf16, batch 1 and 8) and through
@@ -28,6 +30,12 @@ import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
 section, out = sys.argv[1], Path(sys.argv[2])
+
+
+def compile_arg(c: str) -> bool | str:
+    "A variant's COMPILE field: '0' eager, '1' compiled (inductor's default mode), else the inductor mode it names."
+    return {"0": False, "1": True}.get(c, c)
+
 dry = "--dry" in sys.argv
 out.mkdir(parents=True, exist_ok=True)
 import torch
@@ -70,10 +78,10 @@ elif section == "train":   # lapa bench train: PRESET:COMPILE pairs in order (bf
         t = time.time()
         try:
             kw = {"steps": 4, "warmup": 1, "batch_size": 8} if dry else ({"batch_size": int(bs)} if bs else {})
-            r = bench_train(p, compile=c == "1", peak_tflops=peak_override(), **kw)
+            r = bench_train(p, compile=compile_arg(c), peak_tflops=peak_override(), **kw)
             r["seconds_total"] = time.time() - t
         except Exception as e:
-            r = {"preset": p, "compiled": c == "1", "error": repr(e)[:2000]}
+            r = {"preset": p, "compiled": compile_arg(c), "error": repr(e)[:2000]}
         rows.append(r); save(f"train_{p}_{c}_{bs}", r)
         if "error" not in r: print(bench_table([r]), flush=True)
         if torch.cuda.is_available(): torch.cuda.empty_cache()
@@ -154,7 +162,7 @@ elif section == "against":   # lapa's LAQ step beside the official LAQ's, fp32 a
     for v in variants:
         prec, c = v.split(":"); t = time.time()
         try: res[v] = bench_laq_against(sys.argv[3], sizes=["small"] if dry else ["small", "paper"], batch_size=2 if dry else None, steps=2 if dry else 10,
-                                        rounds=2 if dry else 5, warmup=1 if dry else 3, precision=prec, compile=c == "1")
+                                        rounds=2 if dry else 5, warmup=1 if dry else 3, precision=prec, compile=compile_arg(c))
         except Exception as e: res[v] = {"error": repr(e)[:2000]}
         res[f"seconds {v}"] = time.time() - t
         save("against", res)
@@ -195,15 +203,18 @@ elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks
     res = {}
     variants = sys.argv[3].split(",") if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else ["0:1", "1:1"]
     for v in variants:
-        c, pw = ("true" if x == "1" else "false" for x in v.split(":"))
+        c, pw = v.split(":")
+        mode = compile_arg(c)
+        pw = "true" if pw == "1" else "false"
+        comp = [f"laq.train.compile={str(bool(mode)).lower()}"] + ([f"laq.train.compile_mode={mode}"] if isinstance(mode, str) else [])
         o = [f"run_dir={tmp}/run{c}{pw}", f"loader.persistent_workers={pw}", f"laq.dataset={tmp}/video", "laq.model.size=small", "laq.train.max_steps=" + ("20" if dry else "300"),
              "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50", "loader.batch_size=32",
-             "loader.num_workers=4", "laq.train.wandb=disabled", f"laq.train.compile={c}"] + (["laq.train.compile_backend=eager"] if dry else [])
+             "loader.num_workers=4", "laq.train.wandb=disabled", *comp] + (["laq.train.compile_backend=eager"] if dry and not isinstance(mode, str) else [])
         t = time.time()
         try:
             s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
         except Exception as e: s = {"error": repr(e)[:2000]}
-        s["wall"] = time.time() - t; res[f"compile={c} persistent_workers={pw}"] = s; save("laqtrain", res)
+        s["wall"] = time.time() - t; res[f"compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}"] = s; save("laqtrain", res)
 
 elif section == "cells":   # a chapter's cells with the GPU ones, where nbdev is not installed
     import traceback

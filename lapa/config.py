@@ -400,6 +400,7 @@ class LAQTrainConfig:
     wandb_project: str = "lapa"
     compile: bool = neutral(False)    # torch.compile each transformer block (`lapa.train.compile_blocks`)
     compile_backend: str = neutral("inductor")
+    compile_mode: Optional[str] = neutral(None)  # inductor's mode: null (default), reduce-overhead (CUDA graphs), max-autotune, ...
 
     def _problems(self):
         p = _positive(self, "lr", "max_steps", "num_nodes", "log_every", "ckpt_every", "eval_batches")
@@ -758,6 +759,7 @@ class TrainingConfig:
     meta_init: bool = False           # build the model on the meta device, materialise after sharding (fsdp)
     compile: bool = neutral(False)    # torch.compile each transformer block (`lapa.train.compile_blocks`; before FSDP2 shards it)
     compile_backend: str = neutral("inductor")
+    compile_mode: Optional[str] = neutral(None)  # inductor's mode: null (default), reduce-overhead (CUDA graphs), max-autotune, ...
     peak_tflops: Optional[float] = neutral(None)  # the GPU's dense peak for the logged MFU where Lightning does not know it
     keep_last_k: int = 2              # window checkpoints kept
     checkpoint_format: CheckpointFormat = CheckpointFormat.full  # window checkpoints; the final model is always full
@@ -815,6 +817,7 @@ class BenchTrainConfig:
     presets: list[str] = field(default_factory=list)  # sizes of `lapa.bench.train.BENCH_PRESETS`; empty: tiny (and 1b on a GPU)
     precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
     compile: bool = False             # also measure each preset with its transformer blocks compiled (torch.compile)
+    compile_mode: Optional[str] = None  # with `compile`: inductor's mode (null: default; reduce-overhead: CUDA graphs)
     peak_tflops: Optional[float] = None  # the GPU's dense peak for MFU when Lightning does not know the GPU (null: Lightning's)
 
 
@@ -828,6 +831,7 @@ class BenchLAQConfig:
     device: str = "auto"
     precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
     compile: bool = False             # also measure each size with its transformer blocks compiled (torch.compile)
+    compile_mode: Optional[str] = None  # with `compile`: inductor's mode (null: default; reduce-overhead: CUDA graphs)
     threads: Optional[int] = None     # CPU threads (null: torch's default)
     against: Optional[str] = None     # LAPA's official LAQ code (a clone of LatentActionPretraining/LAPA): time both, fp32
     rounds: int = 5                   # with `against`: alternating timed rounds of `steps` steps each

@@ -21,9 +21,10 @@ from .core import ConfigError, DataError, atomic_write, file_sha256, read_json, 
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
-           'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks', 'uncompile_blocks', 'wandb_env',
-           'wandb_run_id', 'lightning_loggers', 'finish_loggers', 'identity_diff', 'model_json', 'pretrained_folder',
-           'save_safetensors', 'replace_folder', 'write_model_folder', 'read_model_folder', 'load_weights']
+           'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks', 'compile_options',
+           'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers', 'identity_diff',
+           'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder', 'write_model_folder',
+           'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -75,17 +76,27 @@ def parse_devices(devices: str) -> int | str | list[int]:
     return int(d)
 
 # %% ../nbs/03_train.ipynb #cmp02c
-def compile_blocks(blocks: Iterable[nn.Module], backend: str = "inductor") -> int:
-    "`torch.compile` each of `blocks` in place (once; they compile on their first call); returns how many were compiled now."
-    import torch._dynamo
+def compile_blocks(blocks: Iterable[nn.Module], backend: str = "inductor", mode: str | None = None) -> int:
+    """`torch.compile` each of `blocks` in place (once; they compile on their first call) with `backend` and inductor's
+    `mode` (None: its default); returns how many were compiled now."""
+    import torch._dynamo, torch._inductor
     known = torch._dynamo.list_backends(exclude_tags=())
     if backend not in known: raise ConfigError(f"compile_backend={backend!r} is not a torch.compile backend; valid: {', '.join(known)}")
+    if mode is not None:
+        modes = list(torch._inductor.list_mode_options())
+        if mode not in modes: raise ConfigError(f"compile_mode={mode!r} is not an inductor mode; valid: {', '.join(modes)}")
+        if backend != "inductor": raise ConfigError(f"compile_mode={mode!r} needs compile_backend=inductor (torch ignores it for {backend!r})")
     n = 0
     for b in blocks:
         if getattr(b, "_compiled_call_impl", None) is not None: continue
-        b.compile(backend=backend)
+        b.compile(backend=backend, mode=mode)
         n += 1
     return n
+
+
+def compile_options(tc) -> dict | None:
+    "The `compile_blocks` keywords a trainer config asks for (`compile`, `compile_backend`, `compile_mode`), or None."
+    return dict(backend=tc.compile_backend, mode=tc.compile_mode) if tc.compile else None
 
 
 def uncompile_blocks(blocks: Iterable[nn.Module]) -> int:

@@ -43,14 +43,15 @@ def _bench_setup(device: str, precision: str, threads: int | None) -> tuple[torc
 
 
 def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torch.dtype | None = None,
-                  compile: bool = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0,
+                  compile: bool | str = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0,
                   optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None):
     """lapa's LAQ training step as its trainer runs it (forward under autocast `dtype`, backward, gradient clipping, the
-    LAQ optimiser, fused in fp32 and bf16, or `optimizer(model)`) on fixed random uint8 frames; returns `(model, step)`."""
+    LAQ optimiser, fused in fp32 and bf16, or `optimizer(model)`) on fixed random uint8 frames; returns `(model, step)`.
+    `compile`: the transformer blocks compiled (inductor), in the mode it names if a string (e.g. `reduce-overhead`)."""
     model = LAQModel(arch).to(dev).train()
     if compile:   # compiled afresh per model: Block.forward's compiled variants are cached per code object, so a second
         torch._dynamo.reset()   # size in one process would otherwise hit Dynamo's recompile limit (8) and run eager
-        compile_blocks(model.blocks())
+        compile_blocks(model.blocks(), mode=compile if isinstance(compile, str) else None)
     opt = optimizer(model) if optimizer else laq_optimizer(model, lr, weight_decay, fused=dtype in (None, torch.bfloat16))
     frames = torch.randint(0, 256, (batch_size, 2, 3, arch.image_size, arch.image_size), dtype=torch.uint8, device=dev)
     def step():
@@ -64,9 +65,10 @@ def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torc
 
 def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size: int | None = None, steps: int = 5,
               warmup: int = 2, device: str = "auto", precision: str = "auto", quantizer: str = "nsvq",
-              threads: int | None = None, compile: bool = False, verbose: bool = True) -> dict[str, dict]:
+              threads: int | None = None, compile: bool | str = False, verbose: bool = True) -> dict[str, dict]:
     """Training throughput (frame pairs/s, `lapa_laq_step`) of LAQ presets; prints a table, returns the numbers.
-    `compile`: each size's transformer blocks compiled (inductor; the warm-up steps pay for the compilation)."""
+    `compile`: each size's transformer blocks compiled (inductor, in the mode it names if a string; the warm-up steps
+    pay for the compilation)."""
     dev, prec = _bench_setup(device, precision, threads)
     results = {}
     for size in sizes:
@@ -102,14 +104,15 @@ def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
     table(s); with `bench.laq.against=PATH`, lapa's step against LAPA's official LAQ at each size instead (both fp32
     and eager unless `bench.laq.precision` / `bench.laq.compile` say otherwise for lapa's)."""
     b = cfg.bench.laq
+    compiled = (b.compile_mode or True) if b.compile else False   # a mode name, True (inductor's default) or False
     if b.against:
         bench_laq_against(b.against, sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, rounds=b.rounds,
                           warmup=b.warmup, device=b.device,
-                          precision="fp32" if b.precision == "auto" else b.precision, compile=b.compile, threads=b.threads)
+                          precision="fp32" if b.precision == "auto" else b.precision, compile=compiled, threads=b.threads)
         return 0
-    for compiled in (False, True) if b.compile else (False,):
+    for c in (False, compiled) if compiled else (False,):
         bench_laq(sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, warmup=b.warmup, device=b.device,
-                  precision=b.precision, threads=b.threads, compile=compiled)
+                  precision=b.precision, threads=b.threads, compile=c)
     return 0
 
 # %% ../../nbs/91_bench_laq.ipynb #laqoff02
@@ -169,12 +172,12 @@ def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, d
 # %% ../../nbs/91_bench_laq.ipynb #laqoff03
 def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str] = ("small", "paper"),
                       batch_size: int | None = None, steps: int = 3, rounds: int = 5, warmup: int = 2, device: str = "auto",
-                      precision: str = "fp32", compile: bool = False, threads: int | None = None,
+                      precision: str = "fp32", compile: bool | str = False, threads: int | None = None,
                       verbose: bool = True) -> dict[str, dict]:
     """lapa's LAQ step against the official LAQ's (code at `path`) at each size preset, in one process: `rounds`
     alternating rounds of `steps` steps each; per size the median ms/step of each and the median of the rounds' ratios
     (official ÷ lapa: above 1, lapa is faster). `precision` is lapa's side (`fp32`, or `bf16`: its trainer's default on a
-    GPU), `compile` whether its blocks are compiled; the official side always runs fp32 and eager, as its trainer does
+    GPU), `compile` whether its blocks are compiled (a string: in that inductor mode); the official side always runs fp32 and eager, as its trainer does
     (its autocast is commented out)."""
     dev, prec = _bench_setup(device, precision, threads)
     results = {}
@@ -205,5 +208,6 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
         for k, r in results.items():
             print(f"{k:<7}{r['image_size']:>6}{r['batch_size']:>6}{r['params']['lapa'] / 1e6:>12.1f}M{r['params']['official'] / 1e6:>9.1f}M"
                   f"{r['ms_per_step']['lapa']:>10.1f}{r['ms_per_step']['official']:>13.1f}{r['ratio']:>14.2f}x  "
-                  f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f} ({r['device']}, lapa {r['precision']}{', compiled' if compile else ''}, {r['threads']} thread(s))")
+                  f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f} ({r['device']}, lapa {r['precision']}{', compiled' if compile else ''}"
+                  f"{f' ({compile})' if isinstance(compile, str) else ''}, {r['threads']} thread(s))")
     return results

@@ -57,11 +57,12 @@ def _cycle(batches: list[dict], n: int) -> Iterator[dict]:
     return (batches[i % len(batches)] for i in range(n))
 
 # %% ../../nbs/92_bench_train.ipynb #ca279924
-def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", compile: bool = False,
+def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto", compile: bool | str = False,
                 peak_tflops: float | None = None, **overrides) -> dict:
     """Samples/s of `StepLoop` beside a bare PyTorch loop on the same foundation VLA and in-memory batches, in one run:
     the best rate of each over `repeats` back-to-back rounds, and the median ratio of the rounds (`loop_over_bare`).
-    `compile`: both with their transformer blocks compiled (`compile_blocks`, inductor; warm-up covers compilation).
+    `compile`: both with their transformer blocks compiled (`compile_blocks`, inductor, in the mode it names if a string;
+    warm-up covers compilation).
     `overrides`: the preset's `batch_size`, `steps`, `warmup`, or `foundation.model` fields (`lm_layers=4`)."""
     p = {**BENCH_PRESETS[preset], **overrides}
     B, steps, warmup = p.pop("batch_size"), p.pop("steps"), p.pop("warmup")
@@ -76,7 +77,9 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
     with fabric.init_module():
         model = build_foundation(cfg)
     bare = copy.deepcopy(model)
-    if compile: compile_blocks(model.blocks()); compile_blocks(bare.blocks())
+    if compile:
+        mode = compile if isinstance(compile, str) else None
+        compile_blocks(model.blocks(), mode=mode); compile_blocks(bare.blocks(), mode=mode)
     fmodel = fabric.setup_module(model)
     fopt = fabric.setup_optimizers(make_optimizer(fmodel.module, tc))
     plan = RunPlan(steps, 1, steps, B, B, 1, 1, 10**9, 10**9)
@@ -127,13 +130,14 @@ def cli_bench_train(cfg, args: list[str] | None = None) -> int:
     """`lapa bench train [PRESET ...] [bench.train.compile=true]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU)
     when a GPU is there; with `compile`, each preset also with its blocks compiled."""
     b = cfg.bench.train
+    compiled = (b.compile_mode or True) if b.compile else False   # a mode name, True (inductor's default) or False
     presets = list(args or []) or list(b.presets) or (["tiny", "1b"] if torch.cuda.is_available() else ["tiny"])
     bad = [p for p in presets if p not in BENCH_PRESETS]
     if bad: raise ConfigError(f"unknown bench presets {bad}; valid: {', '.join(BENCH_PRESETS)}")
     results = []
     for p in presets:
-        for compiled in (False, True) if b.compile else (False,):
-            results.append(bench_train(p, precision=b.precision, compile=compiled, peak_tflops=b.peak_tflops))
+        for c in (False, compiled) if compiled else (False,):
+            results.append(bench_train(p, precision=b.precision, compile=c, peak_tflops=b.peak_tflops))
             print(bench_table(results[-1:]), flush=True)
     if len(results) > 1: print("\n" + bench_table(results))   # all presets together
     return 0

@@ -27,7 +27,8 @@ from tqdm.auto import tqdm
 from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
-from ..train import autocast_dtype, cfg_get, compile_blocks, identity_diff, lightning_precision, replace_folder, save_safetensors, wandb_env, warmup_cosine
+from ..train import (autocast_dtype, cfg_get, compile_blocks, compile_options, identity_diff, lightning_precision, replace_folder,
+                        save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
@@ -191,15 +192,15 @@ def checkpoint_blocks(blocks: Iterable[nn.Module]) -> int:
 
 
 def fsdp_parallelize(model: nn.Module, device_mesh, bf16: bool = False, activation_checkpointing: bool = False,
-                     compile_backend: str | None = None) -> nn.Module:
+                     compile: dict | None = None) -> nn.Module:
     """FSDP2: `fully_shard` each of `model.blocks()`, then the root, over the mesh's data-parallel dimension (each block
-    checkpointed, then compiled with `compile_backend`, first, when asked)."""
+    checkpointed, then compiled with the `compile_blocks` keywords `compile`, first, when asked)."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     mesh = device_mesh["data_parallel"]
     kw = {"mp_policy": MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)} if bf16 else {}
     blocks = list(model.blocks())
     if activation_checkpointing: checkpoint_blocks(blocks)
-    if compile_backend: compile_blocks(blocks, compile_backend)
+    if compile is not None: compile_blocks(blocks, **compile)
     for b in blocks: fully_shard(b, mesh=mesh, **kw)
     fully_shard(model, mesh=mesh, **kw)
     return model
@@ -253,7 +254,7 @@ def make_fabric(training_cfg):
         strat = ModelParallelStrategy(
             parallelize_fn=functools.partial(fsdp_parallelize, bf16=gpu and precision.startswith("bf16"),
                                              activation_checkpointing=bool(tc.activation_checkpointing),
-                                             compile_backend=tc.compile_backend if tc.compile else None),
+                                             compile=compile_options(tc)),
             data_parallel_size=devices * nodes, tensor_parallel_size=1, save_distributed_checkpoint=False)
     return Fabric(accelerator="cuda" if gpu else "cpu", devices=devices, num_nodes=nodes, strategy=strat, precision=precision)
 
@@ -681,7 +682,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
         model = build_model(cfg, stats)
     if strategy != Strategy.fsdp:                                  # (fsdp_parallelize does both before sharding)
         if tc.activation_checkpointing: checkpoint_blocks(model.blocks())
-        if tc.compile: compile_blocks(model.blocks(), tc.compile_backend)
+        if tc.compile: compile_blocks(model.blocks(), **compile_options(tc))
     model = fabric.setup_module(model)
     module = model.module                                          # the (sharded) model itself: names without wrappers
     if meta and hasattr(module, "init_weights"): module.init_weights()   # buffers and norms `reset_parameters` misses

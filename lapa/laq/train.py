@@ -15,8 +15,8 @@ import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import (compile_blocks, finish_loggers, lightning_loggers, lightning_precision, parse_devices, plain, uncompile_blocks,
-                         wandb_env, warmup_cosine)
+from ..train import (compile_blocks, compile_options, finish_loggers, lightning_loggers, lightning_precision, parse_devices,
+                         plain, uncompile_blocks, wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -144,7 +144,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     dm = LAPADataModule.from_cfg(cfg, dataset, batch_size=tc.batch_size or cfg.loader.batch_size)
     module = LAQModule(arch.to_dict(), lr=tc.lr, weight_decay=tc.weight_decay, warmup_steps=tc.warmup_steps,
                        max_steps=tc.max_steps, min_lr_ratio=tc.min_lr_ratio)
-    if tc.compile: compile_blocks(module.model.blocks(), tc.compile_backend)
+    if tc.compile: compile_blocks(module.model.blocks(), **compile_options(tc))
     resume = resume_checkpoint(tc.resume, out_dir)
     old = sorted((out_dir / "checkpoints").glob("*.ckpt"))
     if resume is None and old:   # a fresh run in a used folder: its checkpoints would mix with the old ones
