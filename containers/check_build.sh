@@ -5,7 +5,7 @@ set -euo pipefail
 
 usage() {
     cat <<'USAGE'
-usage: containers/check_build.sh [--base IMAGE] [--smoke] [--keep]
+usage: containers/check_build.sh [--base IMAGE|stand-in[:SUITE]] [--smoke] [--keep]
 
 Builds containers/Dockerfile from this checkout with buildah and checks what the image promises:
   1. the build runs to its end on BASE;
@@ -17,10 +17,12 @@ Builds containers/Dockerfile from this checkout with buildah and checks what the
   6. with --smoke: `lapa pipeline experiment=smoke` runs to its report inside the image.
 
   --base IMAGE  the base (default: the Dockerfile's NGC image). Where that cannot be pulled, --base stand-in
-                builds a stand-in once: Debian bookworm (debootstrap) with Python 3.11, pip and a torch in
-                settings.ini's range from the package index (localhost/lapa-check-base:bookworm).
+                builds a stand-in once: Debian bookworm (debootstrap) with its Python (3.11), pip and a torch in
+                settings.ini's range from the package index (localhost/lapa-check-base:bookworm); stand-in:trixie
+                takes Debian 13 and Python 3.13 (NGC's 25.12 image has 3.12 between the two).
   --smoke       also run the smoke pipeline in the image (about a minute on 2 cores).
-  --keep        keep the built image (localhost/lapa:check) and its working containers.
+  --keep        keep the built image (localhost/lapa:check), its working containers and the build's layer cache
+                (otherwise removed at the end with the other untagged images: buildah rmi --prune).
 
 Run as root (buildah, `--isolation chroot`). STORAGE_DRIVER defaults to vfs, which works inside containers.
 BUILD_VOLUMES adds buildah volume flags to every build and run step, for a machine whose pip reads local
@@ -50,6 +52,7 @@ cleanup() {
     if [ "$keep" = 0 ]; then
         for c in "${ctrs[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
         buildah rmi localhost/lapa:check >/dev/null 2>&1 || true
+        buildah rmi --prune >/dev/null 2>&1 || true   # the layer cache (with vfs, a full copy of the image per step)
     fi
     rm -rf "$work"
 }
@@ -62,13 +65,13 @@ check() {   # check NAME COMMAND...: run it, print PASS/FAIL
     else echo "FAIL  $name"; sed 's/^/      /' "$work/check.log" | tail -20; failed=1; fi
 }
 
-stand_in_base() {   # Debian bookworm + Python 3.11 + pip + a torch in settings.ini's range
-    local image=localhost/lapa-check-base:bookworm
+stand_in_base() {   # stand_in_base SUITE: Debian SUITE + its Python + pip + a torch in settings.ini's range
+    local suite=$1 image=localhost/lapa-check-base:$1
     if buildah inspect --type image "$image" >/dev/null 2>&1; then echo "$image"; return; fi
     command -v debootstrap >/dev/null 2>&1 || { echo "check_build.sh: the stand-in base needs debootstrap" >&2; exit 1; }
     local torch_req
     torch_req=$(grep -o 'torch[<>=!~][^ ]*' "$repo/settings.ini" | head -1)
-    debootstrap --variant=minbase --include=python3,python3-pip,ca-certificates bookworm "$work/rootfs" \
+    debootstrap --variant=minbase --include=python3,python3-pip,ca-certificates "$suite" "$work/rootfs" \
         http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 || { tail "$work/debootstrap.log" >&2; exit 1; }
     rm -f "$work"/rootfs/usr/lib/python3*/EXTERNALLY-MANAGED   # pip installs system-wide, as in NGC's images
     tar -C "$work/rootfs" -cf "$work/rootfs.tar" .
@@ -82,7 +85,10 @@ stand_in_base() {   # Debian bookworm + Python 3.11 + pip + a torch in settings.
     echo "$image"
 }
 
-[ "$base" = stand-in ] && base=$(stand_in_base)
+case "$base" in
+    stand-in) base=$(stand_in_base bookworm) ;;
+    stand-in:*) base=$(stand_in_base "${base#stand-in:}") ;;
+esac
 base_args=()
 [ -n "$base" ] && base_args=(--build-arg "BASE=$base")
 
