@@ -177,8 +177,8 @@ def bench_laq_against(path: str | os.PathLike, sizes: tuple[str, ...] | list[str
     """lapa's LAQ step against the official LAQ's (code at `path`) at each size preset, in one process: `rounds`
     alternating rounds of `steps` steps each; per size the median ms/step of each and the median of the rounds' ratios
     (official ÷ lapa: above 1, lapa is faster). `precision` is lapa's side (`fp32`, or `bf16`: its trainer's default on a
-    GPU), `compile` whether its blocks are compiled (a string: in that inductor mode); the official side always runs fp32 and eager, as its trainer does
-    (its autocast is commented out)."""
+    GPU), `compile` whether its blocks are compiled (a string: in that inductor mode); the official side always runs fp32
+    and eager, as its trainer does (its autocast is commented out)."""
     dev, prec = _bench_setup(device, precision, threads)
     results = {}
     for size in sizes:
