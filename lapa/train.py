@@ -22,9 +22,9 @@ from .core import ConfigError, DataError, atomic_write, file_sha256, read_json, 
 # %% auto #0
 __all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
            'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks', 'compile_options',
-           'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers', 'identity_diff',
-           'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder', 'write_model_folder',
-           'read_model_folder', 'load_weights']
+           'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers',
+           'identity_diff', 'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder',
+           'write_model_folder', 'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -97,6 +97,11 @@ def compile_blocks(blocks: Iterable[nn.Module], backend: str = "inductor", mode:
 def compile_options(tc) -> dict | None:
     "The `compile_blocks` keywords a trainer config asks for (`compile`, `compile_backend`, `compile_mode`), or None."
     return dict(backend=tc.compile_backend, mode=tc.compile_mode) if tc.compile else None
+
+
+def compile_choice(c) -> bool | str:
+    "A benchmark config's `compile` and `compile_mode` as one `compile` argument: False, True (inductor's default) or the mode."
+    return (c.compile_mode or True) if c.compile else False
 
 
 def uncompile_blocks(blocks: Iterable[nn.Module]) -> int:

@@ -22,7 +22,7 @@ from ..core import ConfigError
 from ..laq.model import LAQModel, laq_arch
 from ..laq.train import laq_optimizer
 from ..policy import pick_device
-from ..train import autocast_dtype, compile_blocks, lightning_precision
+from ..train import autocast_dtype, compile_blocks, compile_choice, lightning_precision
 
 # %% auto #0
 __all__ = ['lapa_laq_step', 'bench_laq', 'default_batch', 'cli_bench_laq', 'official_laq_dir', 'import_official_laq',
@@ -104,7 +104,7 @@ def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
     table(s); with `bench.laq.against=PATH`, lapa's step against LAPA's official LAQ at each size instead (both fp32
     and eager unless `bench.laq.precision` / `bench.laq.compile` say otherwise for lapa's)."""
     b = cfg.bench.laq
-    compiled = (b.compile_mode or True) if b.compile else False   # a mode name, True (inductor's default) or False
+    compiled = compile_choice(b)
     if b.against:
         bench_laq_against(b.against, sizes=list(b.sizes), batch_size=b.batch_size, steps=b.steps, rounds=b.rounds,
                           warmup=b.warmup, device=b.device,

@@ -16,7 +16,7 @@ from ..config import load_cfg
 from ..core import ConfigError
 from ..foundation.model import build_foundation
 from ..foundation.train import RunPlan, StepLoop, make_fabric, make_optimizer, make_scheduler, peak_flops
-from ..train import autocast_dtype, compile_blocks, lightning_precision
+from ..train import autocast_dtype, compile_blocks, compile_choice, lightning_precision
 
 # %% auto #0
 __all__ = ['BENCH_PRESETS', 'BENCH_INSTRUCTIONS', 'synthetic_batches', 'bare_steps', 'bench_train', 'bench_table',
@@ -130,7 +130,7 @@ def cli_bench_train(cfg, args: list[str] | None = None) -> int:
     """`lapa bench train [PRESET ...] [bench.train.compile=true]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU)
     when a GPU is there; with `compile`, each preset also with its blocks compiled."""
     b = cfg.bench.train
-    compiled = (b.compile_mode or True) if b.compile else False   # a mode name, True (inductor's default) or False
+    compiled = compile_choice(b)
     presets = list(args or []) or list(b.presets) or (["tiny", "1b"] if torch.cuda.is_available() else ["tiny"])
     bad = [p for p in presets if p not in BENCH_PRESETS]
     if bad: raise ConfigError(f"unknown bench presets {bad}; valid: {', '.join(BENCH_PRESETS)}")
