@@ -31,11 +31,11 @@ from .shards import decode_sample
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
            'sample_spec', 'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members',
            'read_shard', 'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked',
-           'decode_samples', 'collate', 'concat_batches', 'split_batch', 'batch_samples', 'errors_to_batches',
-           'ShardList', 'ShardStream', 'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule',
-           'LoaderPosition', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples', 'Budget',
-           'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner',
-           'window_loader']
+           'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'BatchBuilder', 'decode_batches',
+           'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream', 'stop_workers', 'with_last',
+           'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource', 'load_sources',
+           'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order',
+           'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -264,51 +264,50 @@ def tar_samples(src: Iterable[ShardEntry], on_error: OnError, counter: SkipCount
             counter.skip(max(entry.num_samples - n, 0), str(e))
 
 
-def decode_checked(raw: dict, spec: dict | None = None) -> dict:
-    "`lapa.shards.decode_sample` checked against `spec`; any failure is a `DataError` naming the shard and sample."
+def decode_checked(raw: dict, spec: dict | None = None, frames: np.ndarray | None = None) -> dict:
+    """`lapa.shards.decode_sample` (into `frames`, if given) checked against `spec`; any failure is a `DataError` naming
+    the shard and sample."""
     shard = raw.get("__shard__")
-    try: s = decode_sample(raw, shard)
+    try: s = decode_sample(raw, shard, frames)
     except DataError: raise
     except Exception as e: raise DataError(f"cannot decode: {type(e).__name__}: {e}", shard, raw.get("__key__")) from e
     s["__shard__"], s["__dataset__"] = shard, raw.get("__dataset__")
     return conform(s, spec, shard) if spec is not None else s
 
-
-def decode_samples(src: Iterable[dict], spec: dict | None, on_error: OnError, counter: SkipCounter) -> Iterator[dict]:
-    "Decoded, checked samples; a bad one fails or is skipped and counted."
-    for raw in src:
-        try: s = decode_checked(raw, spec)
-        except DataError as e:
-            if on_error == OnError.fail: raise
-            counter.skip(1, str(e)); continue
-        yield s
-
 # %% ../nbs/12_loading.ipynb #62205eee
 ARRAY_FIELDS = ("frames", "state", "action", "latent")
 
 
-def collate(samples: Sequence[dict]) -> dict:
-    """A batch from decoded samples: `frames` uint8 (B, 2, 3, H, W), `state` (B, S) and `action` (B, H, A) float32 and
-    `latent` where present, plus the lists `keys`, `instructions`, `tasks`, `datasets`, `meta` and the `size`."""
-    first = samples[0]
-    fields = [k for k in ARRAY_FIELDS if k in first]
-    for s in samples[1:]:
-        have = [k for k in ARRAY_FIELDS if k in s]
-        bad = (f"fields {have} differ from the batch's {fields}" if have != fields else
-               next((f"{k} has shape {list(s[k].shape)}, the batch's first sample {list(first[k].shape)}"
-                     for k in fields if s[k].shape != first[k].shape), None))
-        if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
-    frames = np.stack([s["frames"] for s in samples]).transpose(0, 1, 4, 2, 3)
-    batch = {"frames": torch.from_numpy(np.ascontiguousarray(frames))}
+def sample_mismatch(first: dict, s: dict) -> str | None:
+    "Why sample `s` cannot join a batch that starts with `first` (other fields or shapes), or None."
+    fields, have = [k for k in ARRAY_FIELDS if k in first], [k for k in ARRAY_FIELDS if k in s]
+    if have != fields: return f"fields {have} differ from the batch's {fields}"
+    return next((f"{k} has shape {list(s[k].shape)}, the batch's first sample {list(first[k].shape)}"
+                 for k in fields if s[k].shape != first[k].shape), None)
+
+
+def assemble(samples: Sequence[dict], frames: torch.Tensor) -> dict:
+    """The batch of `samples`, whose frames are already gathered in `frames` `(B, 2, H, W, 3)` uint8: `frames` becomes
+    the channels-first view `(B, 2, 3, H, W)` (no copy: the models convert on the device), the small arrays are stacked."""
+    batch = {"frames": frames.permute(0, 1, 4, 2, 3)}
     for k in ("state", "action"):
-        if k in fields: batch[k] = torch.from_numpy(np.stack([s[k] for s in samples]).astype(np.float32))
-    if "latent" in fields:
+        if k in samples[0]: batch[k] = torch.from_numpy(np.stack([s[k] for s in samples]).astype(np.float32, copy=False))
+    if "latent" in samples[0]:
         lat = np.stack([s["latent"] for s in samples])
         batch["latent"] = torch.from_numpy(lat.astype(np.int64) if np.issubdtype(lat.dtype, np.integer) else lat)
     batch.update(keys=[s["__key__"] for s in samples], instructions=[s["meta"]["instruction"] for s in samples],
                  tasks=[s["meta"]["task"] for s in samples], datasets=[s.get("__dataset__") for s in samples],
                  meta=[s["meta"] for s in samples], size=len(samples))
     return batch
+
+
+def collate(samples: Sequence[dict]) -> dict:
+    """A batch from decoded samples: `frames` uint8 (B, 2, 3, H, W), `state` (B, S) and `action` (B, H, A) float32 and
+    `latent` where present, plus the lists `keys`, `instructions`, `tasks`, `datasets`, `meta` and the `size`."""
+    for s in samples[1:]:
+        bad = sample_mismatch(samples[0], s)
+        if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
+    return assemble(samples, torch.from_numpy(np.stack([s["frames"] for s in samples])))
 
 
 SAMPLE_LISTS = ("keys", "instructions", "tasks", "datasets", "meta")   # a batch's per-sample lists, beside its tensors
@@ -328,21 +327,63 @@ def split_batch(b: dict, n: int) -> tuple[dict, dict | None]:
     return part(slice(None, n), n), (part(slice(n, None), b["size"] - n) if b["size"] > n else None)
 
 
-def batch_samples(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter) -> Iterator[dict]:
-    "Collate samples into batches carrying the skip count since the previous batch; a final size-0 batch carries what is left."
-    buf: list[dict] = []
-    def emit(samples, dropped=0):
+class BatchBuilder:
+    """One batch at a time, each sample's frames decoded straight into the batch's `(B, 2, H, W, 3)` uint8 buffer: no
+    stacking or transposing copies. With `shared` (inside a DataLoader worker) the buffer is allocated in shared memory,
+    so the batch reaches the main process without another copy. What `collate` gives for the same samples."""
+
+    def __init__(self, batch_size: int, spec: dict | None = None, shared: bool = False):
+        self.batch_size, self.spec, self.shared = batch_size, spec, shared
+        self.samples: list[dict] = []
+        self.frames: torch.Tensor | None = None
+
+    def __len__(self) -> int: return len(self.samples)
+
+    def _buffer(self, shape: Sequence[int]) -> torch.Tensor:
+        shape = (self.batch_size, *shape)
+        if not self.shared: return torch.empty(shape, dtype=torch.uint8)
+        return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(math.prod(shape))).view(shape)
+
+    def add(self, raw: dict) -> None:
+        "Decode `raw` into the batch's next place; a bad sample raises `DataError` naming it and takes no place."
+        shape = (self.spec or {}).get("frames")
+        if self.frames is None and shape is not None: self.frames = self._buffer(shape)
+        if self.frames is None:   # no spec: the first sample sets the frame size
+            s = decode_checked(raw, self.spec)
+            self.frames = self._buffer(s["frames"].shape)
+            self.frames[0].numpy()[:] = s["frames"]
+        else:
+            s = decode_checked(raw, self.spec, self.frames[len(self.samples)].numpy())
+        bad = sample_mismatch(self.samples[0], s) if self.samples else None
+        if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
+        self.samples.append(s)
+
+    def take(self) -> dict:
+        "The batch of the samples added so far; the next sample starts a new batch (in a new buffer)."
+        batch = assemble(self.samples, self.frames[:len(self.samples)]) if self.samples else {"size": 0}
+        self.samples, self.frames = [], None
+        return batch
+
+
+def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter, spec: dict | None = None,
+                   on_error: OnError = OnError.fail, shared: bool = False) -> Iterator[dict]:
+    """Raw samples decoded and checked into batches (a `BatchBuilder`), each carrying the skip count since the previous
+    batch; a bad sample fails or is skipped and counted; a final size-0 batch carries what is left."""
+    builder = BatchBuilder(batch_size, spec, shared)
+    def emit(drop=False):
         skipped, reasons = counter.take()
-        b = collate(samples) if samples else {"size": 0}
-        b.update(skipped=skipped, skip_reasons=reasons, dropped=dropped)
+        n, b = len(builder), builder.take()
+        if drop: b = {"size": 0}
+        b.update(skipped=skipped, skip_reasons=reasons, dropped=n if drop else 0)
         return b
-    for s in src:
-        buf.append(s)
-        if len(buf) == batch_size:
-            yield emit(buf); buf = []
-    if buf and partial:
-        yield emit(buf); buf = []
-    if buf or counter.count: yield emit([], dropped=len(buf))
+    for raw in src:
+        try: builder.add(raw)
+        except DataError as e:
+            if on_error == OnError.fail: raise
+            counter.skip(1, str(e)); continue
+        if len(builder) == batch_size: yield emit()
+    if len(builder) and partial: yield emit()
+    if len(builder) or counter.count: yield emit(drop=True)
 
 
 def errors_to_batches(src: Iterable[dict]) -> Iterator[dict]:
@@ -351,6 +392,19 @@ def errors_to_batches(src: Iterable[dict]) -> Iterator[dict]:
         yield from src
     except DataError as e:
         yield {"size": 0, "error": str(e), "error_path": e.path, "error_key": e.key, "skipped": 0, "skip_reasons": [], "dropped": 0}
+
+
+def to_wire(batch: dict) -> dict:
+    """A worker's batch as it crosses to the main process: tensors already in shared memory (the frames) stay tensors,
+    the small ones travel inline as numpy arrays (each tensor shared costs a file descriptor handed over a socket)."""
+    return {k: v.numpy() if isinstance(v, torch.Tensor) and not v.is_shared() else v for k, v in batch.items()}
+
+
+def from_wire(batch: dict, pin_memory: bool = False) -> dict:
+    "A batch from `to_wire` with its numpy arrays as tensors again (pinned with `pin_memory`)."
+    for k, v in batch.items():
+        if isinstance(v, np.ndarray): batch[k] = torch.from_numpy(v).pin_memory() if pin_memory else torch.from_numpy(v)
+    return batch
 
 # %% ../nbs/12_loading.ipynb #1458fd58
 class ShardList(IterableDataset):
@@ -383,8 +437,8 @@ class ShardStream(IterableDataset):
         "The epoch a pass starting now reads."
         return int(self.epoch_source[0]) if self.epoch_source is not None else self.epoch
 
-    def pipeline(self, worker: int = 0, num_workers: int = 1) -> wds.DataPipeline:
-        "The pipeline of one worker."
+    def pipeline(self, worker: int = 0, num_workers: int = 1, shared: bool = False) -> wds.DataPipeline:
+        "The pipeline of one worker (its batches' frames in shared memory with `shared`)."
         counter, epoch = SkipCounter(), self.current_epoch()
         buffer = (wds.shuffle(self.shuffle_buffer, initial=min(100, self.shuffle_buffer),
                               rng=seeded_rng("samples", self.seed, epoch, self.rank, worker))
@@ -395,13 +449,13 @@ class ShardStream(IterableDataset):
             partial(split_by_worker, worker=worker, num_workers=num_workers),
             partial(tar_samples, on_error=self.on_error, counter=counter),
             buffer,
-            partial(decode_samples, spec=self.spec, on_error=self.on_error, counter=counter),
-            partial(batch_samples, batch_size=self.batch_size, partial=self.partial_batches, counter=counter),
+            partial(decode_batches, batch_size=self.batch_size, partial=self.partial_batches, counter=counter,
+                    spec=self.spec, on_error=self.on_error, shared=shared),
             errors_to_batches)
 
     def __iter__(self):
         info = get_worker_info()
-        return iter(self.pipeline(info.id, info.num_workers) if info else self.pipeline())
+        return map(to_wire, self.pipeline(info.id, info.num_workers, shared=True)) if info else iter(self.pipeline())
 
 # %% ../nbs/12_loading.ipynb #cfd11158
 def _as_is(batch: dict) -> dict:
@@ -577,6 +631,7 @@ class ShardLoader(PassPosition):
         batches = iter(self.dataloader(epoch))
         try:
             for b in batches:
+                b = from_wire(b, self.pin_memory)
                 skipped += b["skipped"]; st["skipped"] += b["skipped"]; st["dropped"] += b["dropped"]
                 st["reasons"].extend(b["skip_reasons"][:max(0, 20 - len(st["reasons"]))])
                 if "error" in b:

@@ -29,8 +29,8 @@ from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, lo
 __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
            'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
            'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
-           'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'decode_jpeg',
-           'decode_sample', 'iter_tar_samples', 'VerifyReport', 'verify_dataset']
+           'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'ImageSizeError',
+           'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -307,14 +307,22 @@ def state_indices(info: dict, view: str, where: str | os.PathLike | None = None)
 REQUIRED_META = ("instruction", "episode", "step", "gap", "task", "fps")
 
 
-def decode_jpeg(b: bytes) -> np.ndarray:
-    "Decode JPEG bytes to an `(H, W, 3)` uint8 array (libjpeg-turbo through simplejpeg: PIL's pixels, without its per-image overhead)."
-    return simplejpeg.decode_jpeg(b, colorspace="RGB")
+class ImageSizeError(ValueError):
+    "A JPEG whose size differs from the array it is to be decoded into."
 
 
-def decode_sample(raw: dict, shard: str | None = None) -> dict:
-    """Decode a raw WebDataset sample into `frames` (2, H, W, 3) uint8, `meta` (dict) and, where present,
-    `state` (S,) and `action` (H, A) float32. Errors name the shard and sample."""
+def decode_jpeg(b: bytes, out: np.ndarray | None = None) -> np.ndarray:
+    """Decode JPEG bytes to an `(H, W, 3)` uint8 array (libjpeg-turbo through simplejpeg: PIL's pixels, without its
+    per-image overhead); with `out` (a C-contiguous `(H, W, 3)` uint8 array) straight into it, without a copy."""
+    if out is None: return simplejpeg.decode_jpeg(b, colorspace="RGB")
+    h, w = simplejpeg.decode_jpeg_header(b)[:2]
+    if (h, w, 3) != out.shape: raise ImageSizeError(f"the image is {h}x{w}, its place in the batch {out.shape[0]}x{out.shape[1]}")
+    return simplejpeg.decode_jpeg(b, colorspace="RGB", buffer=out)
+
+
+def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None = None) -> dict:
+    """Decode a raw WebDataset sample into `frames` (2, H, W, 3) uint8 (into the given `frames` array, if any), `meta`
+    (dict) and, where present, `state` (S,) and `action` (H, A) float32. Errors name the shard and sample."""
     key, shard = raw.get("__key__", "?"), shard or raw.get("__url__")
     def fail(msg, e=None):
         raise DataError(msg, shard, key) from e
@@ -327,7 +335,10 @@ def decode_sample(raw: dict, shard: str | None = None) -> dict:
     for k, want in (meta.get("crc32") or {}).items():   # datasets written before checksums have none
         if k in raw and zlib.crc32(raw[k]) != want:
             fail(f"field {k!r} is damaged: its CRC-32 is {zlib.crc32(raw[k]):08x}, written as {want:08x}")
-    try: frames = np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])])
+    try:
+        if frames is None: frames = np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])])
+        else: decode_jpeg(raw["0.jpg"], frames[0]); decode_jpeg(raw["1.jpg"], frames[1])
+    except ImageSizeError as e: fail(str(e), e)
     except Exception as e: fail(f"corrupt JPEG: {e}", e)
     out = {"__key__": key, "frames": frames, "meta": meta}
     for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):

@@ -305,13 +305,13 @@ def positions(mask: torch.Tensor) -> torch.Tensor:
 
 
 def _batch_frames(batch: dict) -> tuple[torch.Tensor, list[str]]:
-    "Frame t and the instructions of a loader batch, checked."
+    "Frame t (contiguous, as `split_pair` gives it) and the instructions of a loader batch, checked."
     if "frames" not in batch: raise DataError(f"the batch has no 'frames' (keys: {sorted(batch)})")
     frames = batch["frames"]
     if frames.ndim != 5 or frames.shape[1] < 1: raise DataError(f"batch['frames'] must be (B, 2, 3, H, W), got {tuple(frames.shape)}")
     B, instr = frames.shape[0], batch.get("instructions")
     if instr is None or len(instr) != B: raise DataError(f"batch['instructions'] must list {B} strings, got {instr!r:.200}")
-    return frames[:, 0], list(instr)
+    return frames[:, 0].contiguous(), list(instr)
 
 
 def _batch_latents(batch: dict, num_tokens: int, vocab: int) -> torch.Tensor:

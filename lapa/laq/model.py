@@ -499,11 +499,12 @@ def laq_dir(cfg) -> Path:
 
 # %% ../../nbs/20_laq.ipynb #4f581fe4
 def split_pair(batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-    "Frame t and frame t+gap `(B, 3, H, W)` of a loader batch (`frames`: `(B, 2, 3, H, W)`)."
+    """Frame t and frame t+gap `(B, 3, H, W)` of a loader batch (`frames`: `(B, 2, 3, H, W)`), contiguous (the loader's
+    frames are a channels-first view of channels-last memory; the model computes the same either way, up to rounding)."""
     frames = batch["frames"]
     if frames.ndim != 5 or frames.shape[1] != 2:
         raise DataError(f"batch['frames'] must be (B, 2, 3, H, W), got {tuple(frames.shape)}")
-    return frames[:, 0], frames[:, 1]
+    return frames[:, 0].contiguous(), frames[:, 1].contiguous()
 
 
 @torch.no_grad()
