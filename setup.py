@@ -12,6 +12,8 @@ requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
 openpi_requirements = cfg.get('openpi_requirements', '').split()   # openpi's client pins numpy<2: optional
 lerobot_requirements = cfg.get('lerobot_requirements', '').split()  # parquet, for data.source=lerobot
+# numpy<2 has no wheels for Python 3.13: there the dev extra leaves openpi's client out (its checks are skipped)
+openpi_for_dev = [f'{r}; python_version < "3.13"' for r in openpi_requirements]
 console_scripts = cfg.get('console_scripts', '').split()
 readme = Path('README.md')
 
@@ -33,7 +35,7 @@ setuptools.setup(
     package_data={'lapa': ['conf/*.yaml', 'conf/**/*.yaml']},
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements + openpi_requirements + lerobot_requirements, 'openpi': openpi_requirements,
+    extras_require={'dev': dev_requirements + openpi_for_dev + lerobot_requirements, 'openpi': openpi_requirements,
                     'lerobot': lerobot_requirements},
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
