@@ -31,11 +31,11 @@ from .shards import decode_sample
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
            'sample_spec', 'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members',
            'read_shard', 'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked',
-           'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'BatchBuilder', 'decode_batches',
-           'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream', 'stop_workers', 'with_last',
-           'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource', 'load_sources',
-           'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order',
-           'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
+           'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'shared_empty', 'FramePool',
+           'BatchBuilder', 'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream',
+           'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource',
+           'load_sources', 'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor',
+           'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -327,22 +327,73 @@ def split_batch(b: dict, n: int) -> tuple[dict, dict | None]:
     return part(slice(None, n), n), (part(slice(n, None), b["size"] - n) if b["size"] > n else None)
 
 
+def shared_empty(shape: Sequence[int]) -> torch.Tensor:
+    "An uninitialised uint8 tensor allocated in shared memory (not allocated privately and then copied there)."
+    return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(math.prod(shape))).view(*shape)
+
+
+class FramePool:
+    """Batch frame buffers in shared memory, made by the main process before its DataLoader workers start, a few
+    `slots` per worker. A worker decodes a batch into one of its free slots and sends only the slot's number; the main
+    process copies the frames out (into pinned memory with `pin_memory`) and hands the slot back. Each batch is spared a
+    new shared-memory segment in the worker (its creation and first-touch page faults), a file descriptor sent over a
+    socket and a new mapping in the main process. A lock orders the hand-back before the next write into the slot.
+    Shared memory used: `num_workers * slots` batches of frames (`/dev/shm` in a container must hold them)."""
+
+    def __init__(self, num_workers: int, slots: int, batch_size: int, frame_shape: Sequence[int]):
+        self.frames = shared_empty((num_workers, slots, batch_size, *frame_shape))
+        self.busy = shared_empty((num_workers, slots)).zero_()
+        self.lock = torch.multiprocessing.get_context().Lock()
+
+    def fits(self, num_workers: int, batch_size: int, frame_shape: Sequence[int]) -> bool:
+        return self.frames.shape[0] >= num_workers and tuple(self.frames.shape[2:]) == (batch_size, *frame_shape)
+
+    def acquire(self, worker: int) -> int | None:
+        "A free slot of `worker`, now marked busy, or None when all of them are in flight."
+        with self.lock:
+            free = (self.busy[worker] == 0).nonzero()
+            if not len(free): return None
+            slot = int(free[0, 0]); self.busy[worker, slot] = 1
+        return slot
+
+    def release(self, worker: int, slot: int) -> None:
+        "Hand a slot back: its frames may be overwritten."
+        with self.lock: self.busy[worker, slot] = 0
+
+    def take(self, worker: int, slot: int, n: int, pin_memory: bool = False) -> torch.Tensor:
+        "A copy of the first `n` frames in a slot (pinned with `pin_memory`); the slot is free again."
+        src = self.frames[worker, slot, :n]
+        out = torch.empty(src.shape, dtype=torch.uint8, pin_memory=pin_memory).copy_(src)
+        self.release(worker, slot)
+        return out
+
+    def reset(self) -> None:
+        "Every slot free (when no worker is running)."
+        with self.lock: self.busy.zero_()
+
+
 class BatchBuilder:
     """One batch at a time, each sample's frames decoded straight into the batch's `(B, 2, H, W, 3)` uint8 buffer: no
-    stacking or transposing copies. With `shared` (inside a DataLoader worker) the buffer is allocated in shared memory,
-    so the batch reaches the main process without another copy. What `collate` gives for the same samples."""
+    stacking or transposing copies. With `shared` (inside a DataLoader worker) the buffer is a free slot of `pool` (see
+    `FramePool`), or else allocated in shared memory, so the batch reaches the main process without another copy. What
+    `collate` gives for the same samples."""
 
-    def __init__(self, batch_size: int, spec: dict | None = None, shared: bool = False):
-        self.batch_size, self.spec, self.shared = batch_size, spec, shared
+    def __init__(self, batch_size: int, spec: dict | None = None, shared: bool = False, pool: FramePool | None = None,
+                 worker: int = 0):
+        self.batch_size, self.spec, self.shared, self.pool, self.worker = batch_size, spec, shared, pool, worker
         self.samples: list[dict] = []
         self.frames: torch.Tensor | None = None
+        self.slot: int | None = None
 
     def __len__(self) -> int: return len(self.samples)
 
     def _buffer(self, shape: Sequence[int]) -> torch.Tensor:
         shape = (self.batch_size, *shape)
         if not self.shared: return torch.empty(shape, dtype=torch.uint8)
-        return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(math.prod(shape))).view(shape)
+        if self.pool is not None and tuple(self.pool.frames.shape[2:]) == shape:
+            self.slot = self.pool.acquire(self.worker)
+            if self.slot is not None: return self.pool.frames[self.worker, self.slot]
+        return shared_empty(shape)
 
     def add(self, raw: dict) -> None:
         "Decode `raw` into the batch's next place; a bad sample raises `DataError` naming it and takes no place."
@@ -359,17 +410,22 @@ class BatchBuilder:
         self.samples.append(s)
 
     def take(self) -> dict:
-        "The batch of the samples added so far; the next sample starts a new batch (in a new buffer)."
+        """The batch of the samples added so far (with `frames_slot`, `(worker, slot)`, when its frames are in a pool's
+        slot); the next sample starts a new batch (in a new buffer)."""
         batch = assemble(self.samples, self.frames[:len(self.samples)]) if self.samples else {"size": 0}
-        self.samples, self.frames = [], None
+        if self.slot is not None:
+            if self.samples: batch["frames_slot"] = (self.worker, self.slot)
+            else: self.pool.release(self.worker, self.slot)   # an empty batch hands its slot straight back
+        self.samples, self.frames, self.slot = [], None, None
         return batch
 
 
 def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter, spec: dict | None = None,
-                   on_error: OnError = OnError.fail, shared: bool = False) -> Iterator[dict]:
+                   on_error: OnError = OnError.fail, shared: bool = False, pool: FramePool | None = None,
+                   worker: int = 0) -> Iterator[dict]:
     """Raw samples decoded and checked into batches (a `BatchBuilder`), each carrying the skip count since the previous
     batch; a bad sample fails or is skipped and counted; a final size-0 batch carries what is left."""
-    builder = BatchBuilder(batch_size, spec, shared)
+    builder = BatchBuilder(batch_size, spec, shared, pool, worker)
     def emit(drop=False):
         skipped, reasons = counter.take()
         n, b = len(builder), builder.take()
@@ -395,13 +451,18 @@ def errors_to_batches(src: Iterable[dict]) -> Iterator[dict]:
 
 
 def to_wire(batch: dict) -> dict:
-    """A worker's batch as it crosses to the main process: tensors already in shared memory (the frames) stay tensors,
-    the small ones travel inline as numpy arrays (each tensor shared costs a file descriptor handed over a socket)."""
-    return {k: v.numpy() if isinstance(v, torch.Tensor) and not v.is_shared() else v for k, v in batch.items()}
+    """A worker's batch as it crosses to the main process: frames in a pool's slot go as the slot's number, frames in
+    their own shared memory as that tensor, the small arrays inline as numpy (each tensor shared costs a file
+    descriptor handed over a socket)."""
+    return {k: v.numpy() if isinstance(v, torch.Tensor) and not v.is_shared() else v for k, v in batch.items()
+            if not (k == "frames" and "frames_slot" in batch)}
 
 
-def from_wire(batch: dict, pin_memory: bool = False) -> dict:
-    "A batch from `to_wire` with its numpy arrays as tensors again (pinned with `pin_memory`)."
+def from_wire(batch: dict, pin_memory: bool = False, pool: FramePool | None = None) -> dict:
+    "A batch from `to_wire` with its frames and arrays as tensors again (pinned with `pin_memory`); its slot is freed."
+    if "frames_slot" in batch:
+        worker, slot = batch.pop("frames_slot")
+        batch["frames"] = pool.take(worker, slot, batch["size"], pin_memory).permute(0, 1, 4, 2, 3)
     for k, v in batch.items():
         if isinstance(v, np.ndarray): batch[k] = torch.from_numpy(v).pin_memory() if pin_memory else torch.from_numpy(v)
     return batch
@@ -426,12 +487,12 @@ class ShardStream(IterableDataset):
     def __init__(self, shards: Sequence[ShardEntry], batch_size: int, *, rank: int = 0, world_size: int = 1,
                  seed: int = 0, epoch: int = 0, shard_shuffle: bool = True, shuffle_buffer: int = 0,
                  on_error: OnError | str = OnError.fail, partial_batches: bool = True, spec: dict | None = None,
-                 epoch_source: torch.Tensor | None = None):
+                 epoch_source: torch.Tensor | None = None, pool: FramePool | None = None):
         super().__init__()
         self.shards, self.batch_size, self.rank, self.world_size = list(shards), batch_size, rank, world_size
         self.seed, self.epoch, self.shard_shuffle, self.shuffle_buffer = seed, epoch, shard_shuffle, shuffle_buffer
         self.on_error, self.partial_batches, self.spec = OnError(on_error), partial_batches, spec
-        self.epoch_source = epoch_source
+        self.epoch_source, self.pool = epoch_source, pool
 
     def current_epoch(self) -> int:
         "The epoch a pass starting now reads."
@@ -450,7 +511,7 @@ class ShardStream(IterableDataset):
             partial(tar_samples, on_error=self.on_error, counter=counter),
             buffer,
             partial(decode_batches, batch_size=self.batch_size, partial=self.partial_batches, counter=counter,
-                    spec=self.spec, on_error=self.on_error, shared=shared),
+                    spec=self.spec, on_error=self.on_error, shared=shared, pool=self.pool if shared else None, worker=worker),
             errors_to_batches)
 
     def __iter__(self):
@@ -544,6 +605,7 @@ class ShardLoader(PassPosition):
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
         self.persistent_workers = bool(persistent_workers and num_workers)
         self._persistent: tuple[DataLoader, torch.Tensor] | None = None   # the DataLoader kept and the epoch it reads
+        self._pool: FramePool | None = None
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
 
     def set_epoch(self, epoch: int) -> None:
@@ -552,12 +614,25 @@ class ShardLoader(PassPosition):
 
     def __len__(self) -> int: return self.num_batches()
 
-    def stream(self, epoch: int | None = None, epoch_source: torch.Tensor | None = None) -> ShardStream:
-        "The pipeline dataset of this rank for `epoch` (default: the next pass), or for the epoch `epoch_source` holds."
+    frame_slots = 4   # frame buffers per worker: the DataLoader's two batches in flight per worker, and two to spare
+
+    def frame_pool(self) -> FramePool | None:
+        """The shared frame buffers of this loader's workers, every slot free (made once), or None without workers or
+        without the frame size (`spec`). Called only when no worker of an earlier DataLoader is running."""
+        shape = (self.spec or {}).get("frames")
+        if not self.num_workers or shape is None: return None
+        if self._pool is None or not self._pool.fits(self.num_workers, self.batch_size, shape):
+            self._pool = FramePool(self.num_workers, self.frame_slots, self.batch_size, shape)
+        self._pool.reset()
+        return self._pool
+
+    def stream(self, epoch: int | None = None, epoch_source: torch.Tensor | None = None, pool: FramePool | None = None) -> ShardStream:
+        """The pipeline dataset of this rank for `epoch` (default: the next pass), or for the epoch `epoch_source` holds;
+        its workers decode into `pool`'s slots."""
         return ShardStream(self.shards, self.batch_size, rank=self.rank, world_size=self.world_size, seed=self.seed,
                            epoch=self.epoch if epoch is None else epoch, shard_shuffle=self.shard_shuffle,
                            shuffle_buffer=self.shuffle_buffer, on_error=self.on_error,
-                           partial_batches=self.partial_batches, spec=self.spec, epoch_source=epoch_source)
+                           partial_batches=self.partial_batches, spec=self.spec, epoch_source=epoch_source, pool=pool)
 
     def plan(self, epoch: int | None = None) -> list[list[list[ShardEntry]]]:
         "The shards of every rank and worker (`[rank][worker]`) in `epoch` (default: the next pass)."
@@ -593,7 +668,7 @@ class ShardLoader(PassPosition):
         if self.persistent_workers:   # one DataLoader for every pass: its workers read the epoch from shared memory
             if self._persistent is None:
                 source = torch.zeros(1, dtype=torch.int64).share_memory_()
-                self._persistent = (DataLoader(self.stream(epoch_source=source), batch_size=None, collate_fn=_as_is,
+                self._persistent = (DataLoader(self.stream(epoch_source=source, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is,
                                                num_workers=self.num_workers, pin_memory=self.pin_memory, timeout=self.timeout_s,
                                                persistent_workers=True, generator=torch.Generator()), source)
             loader, source = self._persistent
@@ -601,7 +676,7 @@ class ShardLoader(PassPosition):
             loader.generator.manual_seed(self.seed * 100_003 + e)
             return loader
         kw = dict(timeout=self.timeout_s, persistent_workers=False) if self.num_workers else {}
-        return DataLoader(self.stream(e), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
+        return DataLoader(self.stream(e, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 
     def close(self) -> None:
@@ -631,7 +706,7 @@ class ShardLoader(PassPosition):
         batches = iter(self.dataloader(epoch))
         try:
             for b in batches:
-                b = from_wire(b, self.pin_memory)
+                b = from_wire(b, self.pin_memory, self._pool)
                 skipped += b["skipped"]; st["skipped"] += b["skipped"]; st["dropped"] += b["dropped"]
                 st["reasons"].extend(b["skip_reasons"][:max(0, 20 - len(st["reasons"]))])
                 if "error" in b:
