@@ -345,9 +345,6 @@ class FramePool:
         self.busy = shared_empty((num_workers, slots)).zero_()
         self.lock = torch.multiprocessing.get_context().Lock()
 
-    def fits(self, num_workers: int, batch_size: int, frame_shape: Sequence[int]) -> bool:
-        return self.frames.shape[0] >= num_workers and tuple(self.frames.shape[2:]) == (batch_size, *frame_shape)
-
     def acquire(self, worker: int) -> int | None:
         "A free slot of `worker`, now marked busy, or None when all of them are in flight."
         with self.lock:
@@ -366,10 +363,6 @@ class FramePool:
         out = torch.empty(src.shape, dtype=torch.uint8, pin_memory=pin_memory).copy_(src)
         self.release(worker, slot)
         return out
-
-    def reset(self) -> None:
-        "Every slot free (when no worker is running)."
-        with self.lock: self.busy.zero_()
 
 
 class BatchBuilder:
@@ -605,7 +598,6 @@ class ShardLoader(PassPosition):
         self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
         self.persistent_workers = bool(persistent_workers and num_workers)
         self._persistent: tuple[DataLoader, torch.Tensor] | None = None   # the DataLoader kept and the epoch it reads
-        self._pool: FramePool | None = None
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
 
     def set_epoch(self, epoch: int) -> None:
@@ -617,14 +609,9 @@ class ShardLoader(PassPosition):
     frame_slots = 4   # frame buffers per worker: the DataLoader's two batches in flight per worker, and two to spare
 
     def frame_pool(self) -> FramePool | None:
-        """The shared frame buffers of this loader's workers, every slot free (made once), or None without workers or
-        without the frame size (`spec`). Called only when no worker of an earlier DataLoader is running."""
+        "New shared frame buffers for the workers of one DataLoader, or None without workers or without the frame size (`spec`)."
         shape = (self.spec or {}).get("frames")
-        if not self.num_workers or shape is None: return None
-        if self._pool is None or not self._pool.fits(self.num_workers, self.batch_size, shape):
-            self._pool = FramePool(self.num_workers, self.frame_slots, self.batch_size, shape)
-        self._pool.reset()
-        return self._pool
+        return FramePool(self.num_workers, self.frame_slots, self.batch_size, shape) if self.num_workers and shape else None
 
     def stream(self, epoch: int | None = None, epoch_source: torch.Tensor | None = None, pool: FramePool | None = None) -> ShardStream:
         """The pipeline dataset of this rank for `epoch` (default: the next pass), or for the epoch `epoch_source` holds;
@@ -703,10 +690,11 @@ class ShardLoader(PassPosition):
         is left unfinished or fails."""
         limit = self.num_batches(epoch) if self.equalize else None
         st, n, skipped, tail = self.stats, 0, 0, None
-        batches = iter(self.dataloader(epoch))
+        loader = self.dataloader(epoch)
+        pool, batches = loader.dataset.pool, iter(loader)
         try:
             for b in batches:
-                b = from_wire(b, self.pin_memory, self._pool)
+                b = from_wire(b, self.pin_memory, pool)
                 skipped += b["skipped"]; st["skipped"] += b["skipped"]; st["dropped"] += b["dropped"]
                 st["reasons"].extend(b["skip_reasons"][:max(0, 20 - len(st["reasons"]))])
                 if "error" in b:
