@@ -376,6 +376,7 @@ class BatchBuilder:
         self.batch_size, self.spec, self.shared, self.pool, self.worker = batch_size, spec, shared, pool, worker
         self.samples: list[dict] = []
         self.frames: torch.Tensor | None = None
+        self.places: np.ndarray | None = None   # the same buffer as numpy: one sample's place is a cheap index
         self.slot: int | None = None
 
     def __len__(self) -> int: return len(self.samples)
@@ -397,7 +398,8 @@ class BatchBuilder:
             self.frames = self._buffer(s["frames"].shape)
             self.frames[0].numpy()[:] = s["frames"]
         else:
-            s = decode_checked(raw, self.spec, self.frames[len(self.samples)].numpy())
+            if self.places is None: self.places = self.frames.numpy()
+            s = decode_checked(raw, self.spec, self.places[len(self.samples)])
         bad = sample_mismatch(self.samples[0], s) if self.samples else None
         if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
         self.samples.append(s)
@@ -409,7 +411,7 @@ class BatchBuilder:
         if self.slot is not None:
             if self.samples: batch["frames_slot"] = (self.worker, self.slot)
             else: self.pool.release(self.worker, self.slot)   # an empty batch hands its slot straight back
-        self.samples, self.frames, self.slot = [], None, None
+        self.samples, self.frames, self.places, self.slot = [], None, None, None
         return batch
 
 

@@ -315,9 +315,14 @@ def decode_jpeg(b: bytes, out: np.ndarray | None = None) -> np.ndarray:
     """Decode JPEG bytes to an `(H, W, 3)` uint8 array (libjpeg-turbo through simplejpeg: PIL's pixels, without its
     per-image overhead); with `out` (a C-contiguous `(H, W, 3)` uint8 array) straight into it, without a copy."""
     if out is None: return simplejpeg.decode_jpeg(b, colorspace="RGB")
-    h, w = simplejpeg.decode_jpeg_header(b)[:2]
-    if (h, w, 3) != out.shape: raise ImageSizeError(f"the image is {h}x{w}, its place in the batch {out.shape[0]}x{out.shape[1]}")
-    return simplejpeg.decode_jpeg(b, colorspace="RGB", buffer=out)
+    def wrong_size(h, w): return ImageSizeError(f"the image is {h}x{w}, its place in the batch {out.shape[0]}x{out.shape[1]}")
+    try: img = simplejpeg.decode_jpeg(b, colorspace="RGB", buffer=out)   # a smaller image fills the buffer's start
+    except ValueError:   # too large for the buffer, or not a JPEG: the header tells which (read only then: it costs 5%)
+        h, w = simplejpeg.decode_jpeg_header(b)[:2]
+        if (h, w, 3) != out.shape: raise wrong_size(h, w) from None
+        raise
+    if img.shape != out.shape: raise wrong_size(*img.shape[:2])
+    return img
 
 
 def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None = None) -> dict:
