@@ -592,6 +592,9 @@ class ShardLoader(PassPosition):
                  partial_batches: bool = True, spec: dict | None = None, equalize: bool = False,
                  timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = False, name: str = "loader"):
         if batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if pin_memory and not torch.accelerator.is_available():   # as DataLoader does: warn, and do without
+            log.warning("%s: pin_memory needs an accelerator and none is available; batches stay in pageable memory", name)
+            pin_memory = False
         self.shards, self.batch_size = list(shards), batch_size
         self.rank, self.world_size = dist_info(rank, world_size)
         self.num_workers, self.seed, self.epoch = num_workers, seed, epoch
