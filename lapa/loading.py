@@ -406,13 +406,21 @@ class BatchBuilder:
 
     def take(self) -> dict:
         """The batch of the samples added so far (with `frames_slot`, `(worker, slot)`, when its frames are in a pool's
-        slot); the next sample starts a new batch (in a new buffer)."""
-        batch = assemble(self.samples, self.frames[:len(self.samples)]) if self.samples else {"size": 0}
-        if self.slot is not None:
-            if self.samples: batch["frames_slot"] = (self.worker, self.slot)
-            else: self.pool.release(self.worker, self.slot)   # an empty batch hands its slot straight back
-        self.samples, self.frames, self.places, self.slot = [], None, None, None
+        slot, which the main process frees); the next sample starts a new batch (in a new buffer)."""
+        if not self.samples:
+            self.clear()
+            return {"size": 0}
+        batch = assemble(self.samples, self.frames[:len(self.samples)])
+        if self.slot is not None: batch["frames_slot"], self.slot = (self.worker, self.slot), None
+        self.clear()
         return batch
+
+    def clear(self) -> int:
+        "Drop the samples added so far (a pool's slot is handed back); return how many there were."
+        n = len(self.samples)
+        if self.slot is not None: self.pool.release(self.worker, self.slot)
+        self.samples, self.frames, self.places, self.slot = [], None, None, None
+        return n
 
 
 def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter, spec: dict | None = None,
@@ -423,9 +431,9 @@ def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter:
     builder = BatchBuilder(batch_size, spec, shared, pool, worker)
     def emit(drop=False):
         skipped, reasons = counter.take()
-        n, b = len(builder), builder.take()
-        if drop: b = {"size": 0}
-        b.update(skipped=skipped, skip_reasons=reasons, dropped=n if drop else 0)
+        dropped = builder.clear() if drop else 0
+        b = {"size": 0} if drop else builder.take()
+        b.update(skipped=skipped, skip_reasons=reasons, dropped=dropped)
         return b
     for raw in src:
         try: builder.add(raw)
