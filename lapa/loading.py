@@ -31,11 +31,12 @@ from .shards import decode_sample
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
            'sample_spec', 'merge_specs', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'tar_members',
            'read_shard', 'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked',
-           'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'shared_empty', 'FramePool',
-           'BatchBuilder', 'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream',
-           'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource',
-           'load_sources', 'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor',
-           'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
+           'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'shm_free_bytes', 'shared_empty',
+           'FramePool', 'BatchBuilder', 'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList',
+           'ShardStream', 'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule',
+           'LoaderPosition', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples', 'Budget',
+           'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner',
+           'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -325,6 +326,13 @@ def split_batch(b: dict, n: int) -> tuple[dict, dict | None]:
     def part(s: slice, size: int) -> dict:
         return {**{k: v[s] for k, v in b.items() if isinstance(v, torch.Tensor) or k in SAMPLE_LISTS}, "size": size}
     return part(slice(None, n), n), (part(slice(n, None), b["size"] - n) if b["size"] > n else None)
+
+
+def shm_free_bytes(folder: str = "/dev/shm") -> int | None:
+    "Free bytes of the shared-memory file system (None where there is none to ask, as off Linux)."
+    try: st = os.statvfs(folder)
+    except OSError: return None
+    return st.f_bavail * st.f_frsize
 
 
 def shared_empty(shape: Sequence[int]) -> torch.Tensor:
@@ -622,9 +630,18 @@ class ShardLoader(PassPosition):
     frame_slots = 4   # frame buffers per worker: the DataLoader's two batches in flight per worker, and two to spare
 
     def frame_pool(self) -> FramePool | None:
-        "New shared frame buffers for the workers of one DataLoader, or None without workers or without the frame size (`spec`)."
+        """New shared frame buffers for the workers of one DataLoader, or None without workers, without the frame size
+        (`spec`), or when they would take more than half of the free shared memory (then with a warning: a container's
+        small `/dev/shm` would otherwise end the workers with SIGBUS)."""
         shape = (self.spec or {}).get("frames")
-        return FramePool(self.num_workers, self.frame_slots, self.batch_size, shape) if self.num_workers and shape else None
+        if not self.num_workers or not shape: return None
+        need, free = self.num_workers * self.frame_slots * self.batch_size * math.prod(shape), shm_free_bytes()
+        if free is not None and need > free // 2:
+            log.warning("%s: the frame pool would take %.0f MB of shared memory, /dev/shm has %.0f MB free: each batch "
+                        "gets its own buffer instead (in a container, raise --shm-size or use --ipc=host)", self.name,
+                        need / 2**20, free / 2**20)
+            return None
+        return FramePool(self.num_workers, self.frame_slots, self.batch_size, shape)
 
     def stream(self, epoch: int | None = None, epoch_source: torch.Tensor | None = None, pool: FramePool | None = None) -> ShardStream:
         """The pipeline dataset of this rank for `epoch` (default: the next pass), or for the epoch `epoch_source` holds;
