@@ -382,6 +382,7 @@ class BatchBuilder:
     def __init__(self, batch_size: int, spec: dict | None = None, shared: bool = False, pool: FramePool | None = None,
                  worker: int = 0):
         self.batch_size, self.spec, self.shared, self.pool, self.worker = batch_size, spec, shared, pool, worker
+        self.frame_shape = (spec or {}).get("frames")   # None: the first sample sets it
         self.samples: list[dict] = []
         self.frames: torch.Tensor | None = None
         self.places: np.ndarray | None = None   # the same buffer as numpy: one sample's place is a cheap index
@@ -399,8 +400,7 @@ class BatchBuilder:
 
     def add(self, raw: dict) -> None:
         "Decode `raw` into the batch's next place; a bad sample raises `DataError` naming it and takes no place."
-        shape = (self.spec or {}).get("frames")
-        if self.frames is None and shape is not None: self.frames = self._buffer(shape)
+        if self.frames is None and self.frame_shape is not None: self.frames = self._buffer(self.frame_shape)
         if self.frames is None:   # no spec: the first sample sets the frame size
             s = decode_checked(raw, self.spec)
             self.frames = self._buffer(s["frames"].shape)
