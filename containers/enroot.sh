@@ -8,7 +8,8 @@ usage() {
 usage: containers/enroot.sh IMAGE OUTPUT.sqsh [NAME]
 
   IMAGE        what `enroot import` reads: docker://REGISTRY#REPO:TAG (a registry; credentials in
-               ~/.config/enroot/.credentials) or dockerd://lapa:latest (the local Docker daemon)
+               ~/.config/enroot/.credentials), dockerd://lapa:latest (the local Docker daemon) or
+               podman://localhost/lapa:latest (the local podman/buildah image store)
   OUTPUT.sqsh  the SquashFS image to write, e.g. /dss/dssfs04/pn57pi/containers/lapa_v1.sqsh
   NAME         unused (kept so that older command lines still work)
 
@@ -43,7 +44,19 @@ fi
 mkdir -p "$(dirname "$output")"
 
 partial="$output.partial"
-trap 'rm -f "$partial"' EXIT
+shim=""
+trap 'rm -f "$partial"; [ -z "$shim" ] || rm -rf "$shim"' EXIT
+if [[ $image == podman://* ]]; then
+    # Enroot's podman:// import (4.1.2 and earlier) removes its temporary container with `docker rm` on exit. Without
+    # a Docker daemon (or without docker) that fails and the import exits 1 after writing the image; with one it
+    # removes nothing. Either way the container stays in podman's store. A `docker` that runs podman, first on
+    # PATH for the import alone, makes that cleanup do what it means.
+    shim=$(mktemp -d)
+    # shellcheck disable=SC2016  # "$@" is for the shim
+    printf '#!/bin/sh\nexec podman "$@"\n' > "$shim/docker"
+    chmod +x "$shim/docker"
+    PATH="$shim:$PATH"
+fi
 echo "enroot import --output $output $image"
 rm -f "$partial"
 enroot import --output "$partial" "$image"   # into a partial file: a failed import never leaves a half image at OUTPUT
