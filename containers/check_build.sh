@@ -15,8 +15,9 @@ Builds containers/Dockerfile from this checkout with buildah and checks what the
   5. glvnd's NVIDIA vendor file is there, NVIDIA_DRIVER_CAPABILITIES includes graphics, and MuJoCo renders a
      Meta-World frame through EGL (on a machine without NVIDIA's EGL library glvnd falls back to Mesa);
   6. with --smoke: `lapa pipeline experiment=smoke` runs to its report inside the image;
-  7. with --enroot: containers/enroot.sh turns the image into a .sqsh file (podman://), and in an Enroot container
-     made from it (read-only root, as `enroot start` runs it) checks 4 to 6 again: the way Pyxis runs a job.
+  7. with --enroot: containers/enroot.sh turns the image into a .sqsh file (podman://); in an Enroot container made
+     from it (read-only root, as `enroot start` runs it) Enroot's NVIDIA hook asks for the graphics libraries
+     (a stand-in nvidia-container-cli records it) and checks 4 to 6 pass again: the way Pyxis runs a job.
 
   --base IMAGE  the base (default: the Dockerfile's NGC image). Where that cannot be pulled, --base stand-in
                 builds a stand-in once: Debian bookworm (debootstrap) with its Python (3.11), pip and a torch in
@@ -175,6 +176,17 @@ if [ "$enroot" = 1 ]; then
     echo "      import: $(( $(date +%s) - start )) s"
     if [ -s "$work/lapa.sqsh" ]; then
         check "enroot create" enroot create --name lapa-check "$work/lapa.sqsh"
+        # Enroot's NVIDIA hook reads the image's NVIDIA_DRIVER_CAPABILITIES and hands each capability to
+        # nvidia-container-cli; a stand-in for that tool (no GPU here) records what the hook asked for.
+        mkdir -p "$work/nvidia"
+        # shellcheck disable=SC2016  # "$@" is for the stand-in
+        printf '#!/bin/sh\necho "$@" > %s/args\n' "$work/nvidia" > "$work/nvidia/nvidia-container-cli"
+        chmod +x "$work/nvidia/nvidia-container-cli"
+        nvidia_hook_asks_graphics() {
+            env -u NVIDIA_DRIVER_CAPABILITIES PATH="$work/nvidia:$PATH" NVIDIA_VISIBLE_DEVICES=all enroot start lapa-check true
+            cat "$work/nvidia/args"; grep -q -- --graphics "$work/nvidia/args"
+        }
+        check "Enroot's NVIDIA hook asks for the graphics libraries" nvidia_hook_asks_graphics
         in_enroot() { enroot start --mount "$work/runs:/runs" lapa-check "$@"; }
         runtime_checks in_enroot enroot
     fi
