@@ -19,6 +19,9 @@
   autocast PyTorch's single-tensor loop (what `fused=False` used to select), its multi-tensor update and the fused one.
 - `laqtrain [COMPILE:PERSISTENT,...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader workers
   persistent or not (default `0:1,1:1`).
+- `render`: MuJoCo's off-screen rendering through EGL: which GL vendor and renderer EGL picked (NVIDIA's library or
+  Mesa's llvmpipe on the CPU) and the frames per second of a Meta-World episode at 64 and 256 px. It needs mujoco,
+  metaworld and PyOpenGL, which the GPU image may lack: carry their wheels and install them as the others.
 - `cells CHAPTER [STOP_ID]`: a chapter's code cells in one namespace, `#| gpu` cells included, `#| slow` ones and
   IPython's `%`/`!` lines left out, up to the cell STOP_ID: nbdev's test runner for a machine without nbdev (the GPU
   image has none).
@@ -215,6 +218,24 @@ elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks
             s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
         except Exception as e: s = {"error": repr(e)[:2000]}
         s["wall"] = time.time() - t; res[f"compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}"] = s; save("laqtrain", res)
+
+elif section == "render":   # MuJoCo through EGL: on the GPU (NVIDIA's EGL library) or on llvmpipe
+    os.environ.setdefault("MUJOCO_GL", "egl"); os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    res = {"egl_device_id": os.environ.get("MUJOCO_EGL_DEVICE_ID")}
+    try:
+        import mujoco
+        from OpenGL import GL
+        from lapa.sim import generate_episode, gl_backend
+        ctx = mujoco.GLContext(64, 64); ctx.make_current()
+        res.update(backend=gl_backend(), vendor=GL.glGetString(GL.GL_VENDOR).decode(), renderer=GL.glGetString(GL.GL_RENDERER).decode())
+        ctx.free()
+        for size in (64, 256):
+            generate_episode("button-press-v3", 0, image_size=size)   # warm-up: model compile, GL context
+            t = time.perf_counter(); ep = generate_episode("button-press-v3", 1, image_size=size); dt = time.perf_counter() - t
+            res[f"{size}px"] = {"frames": len(ep.frames), "seconds": round(dt, 3), "frames_per_s": round(len(ep.frames) / dt, 1),
+                                "std": round(float(ep.frames.std()), 2)}
+    except Exception as e: res["error"] = repr(e)[:2000]
+    save("render", res)
 
 elif section == "cells":   # a chapter's cells with the GPU ones, where nbdev is not installed
     import traceback
