@@ -963,7 +963,7 @@ class EvalConfig:
 
 @dataclass
 class SlurmConfig:
-    "A Slurm job of one stage (`lapa slurm render|submit STAGE`): a profile from `conf/slurm/`, every field overridable."
+    "A Slurm job (`lapa slurm render|submit JOB`): a profile from `conf/slurm/`, every field overridable."
     profile: str = "local"            # the profile's name (informational: `slurm=laq_full` picks the file)
     partition: Optional[str] = None   # -p; null: the cluster's default partition
     qos: Optional[str] = None         # -q (LRZ's MCML H100 nodes: mcml)
@@ -974,7 +974,7 @@ class SlurmConfig:
     cpus_per_task: int = 2
     mem: Optional[str] = None         # --mem (e.g. 0 = all of the node's memory, 64G); null: the default
     time: str = "01:00:00"
-    job_name: Optional[str] = None    # null: lapa-<stage>
+    job_name: Optional[str] = None    # null: lapa-<job>
     container_image: Optional[str] = None    # Pyxis: a .sqsh file (or registry image); null: no --container-* flags
     container_mounts: Optional[str] = None   # Pyxis: SRC:DST[,SRC:DST...]; null: the job's folder at its own path
     container_workdir: Optional[str] = None  # Pyxis: the working directory inside the container; null: the job's folder

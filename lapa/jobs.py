@@ -24,9 +24,9 @@ from .stages import STAGES, SlurmSpec
 log = get_logger("lapa.jobs")
 
 # %% auto #0
-__all__ = ['log', 'STAGE_NOTEBOOKS', 'SKIP_FLAGS', 'SLURM_STAGES', 'repo_root', 'find_notebook', 'parse_nb_args',
+__all__ = ['log', 'STAGE_NOTEBOOKS', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
            'notebook_parameters', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'small_png',
-           'keep_figures', 'without_flagged', 'nb_figures', 'slurm_stage', 'slurm_job_cfg', 'render_template',
+           'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg', 'render_template',
            'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit', 'slurm_render',
            'slurm_submit']
 
@@ -220,20 +220,24 @@ def nb_figures(cfg: DictConfig | None, args: list[str]) -> int:
     return 1 if failed else 0
 
 # %% ../nbs/70_jobs.ipynb #5bc2f197
-SLURM_STAGES: dict[str, SlurmSpec] = {s.slurm_name: s.slurm for s in STAGES.values() if s.slurm}   # from the stage table
+SLURM_JOBS: dict[str, SlurmSpec] = {
+    **{s.slurm_name: s.slurm for s in STAGES.values() if s.slurm},   # one stage each, from the stage table
+    "pipeline": SlurmSpec("pipeline.sbatch", "single_gpu"),          # `lapa pipeline`: a whole run, stage after stage
+    "nb": SlurmSpec("nb.sbatch", "single_gpu"),                      # `lapa nb run`: a chapter through papermill
+}
 
 
-def slurm_stage(name: str) -> str:
-    "The stage's canonical name (`low_level` and `low-level` are the same); `ConfigError` for an unknown one."
+def slurm_job(name: str) -> str:
+    "The job's canonical name (`low_level` and `low-level` are the same); `ConfigError` for an unknown one."
     s = name.replace("_", "-")
-    if s not in SLURM_STAGES: raise ConfigError(f"unknown Slurm stage {name!r}; valid: {', '.join(SLURM_STAGES)}")
+    if s not in SLURM_JOBS: raise ConfigError(f"unknown Slurm job {name!r}; valid: {', '.join(SLURM_JOBS)}")
     return s
 
 
-def slurm_job_cfg(stage: str, overrides: list[str]) -> DictConfig:
-    "The config of a stage's job: the stage's default Slurm profile unless an override picks one (`slurm=local`)."
+def slurm_job_cfg(job: str, overrides: list[str]) -> DictConfig:
+    "The config of a Slurm job: the job's default profile unless an override picks one (`slurm=local`)."
     picked = any(o.split("=")[0].lstrip("+~") == "slurm" for o in overrides)
-    return load_cfg(list(overrides) if picked else [f"slurm={SLURM_STAGES[slurm_stage(stage)].profile}", *overrides])
+    return load_cfg(list(overrides) if picked else [f"slurm={SLURM_JOBS[slurm_job(job)].profile}", *overrides])
 
 # %% ../nbs/70_jobs.ipynb #b226688f
 def render_template(text: str, values: dict[str, str], name: str = "template") -> str:
@@ -244,9 +248,9 @@ def render_template(text: str, values: dict[str, str], name: str = "template") -
     return re.sub(r"\{\{(\w+)\}\}", sub, text)
 
 
-def sbatch_lines(sc, stage: str, workdir: str | os.PathLike) -> list[str]:
-    "The `#SBATCH` options of the Slurm config `sc` for `stage`."
-    opts = [f"--job-name={sc.job_name or 'lapa-' + stage}"]
+def sbatch_lines(sc, name: str, workdir: str | os.PathLike) -> list[str]:
+    "The `#SBATCH` options of the Slurm config `sc` for the job `name` (`laq`, `nb-20a_laq_train`, ...)."
+    opts = [f"--job-name={sc.job_name or 'lapa-' + name}"]
     opts += [f"--{k}={getattr(sc, a)}" for k, a in (("partition", "partition"), ("qos", "qos"), ("account", "account")) if getattr(sc, a)]
     opts += [f"--nodes={sc.nodes}", f"--ntasks-per-node={sc.ntasks_per_node}"]
     if sc.gpus_per_node: opts.append(f"--gres=gpu:{sc.gpus_per_node}")
@@ -272,23 +276,29 @@ def templates_dir() -> Path:
     return repo_root() / "slurm"
 
 
-def render_sbatch(cfg: DictConfig, stage: str, overrides: list[str] = (), workdir: str | os.PathLike | None = None) -> str:
-    "The sbatch script of `stage` for `cfg` (its `slurm` group), passing `overrides` to the command srun starts."
-    stage = slurm_stage(stage)
-    tpl = templates_dir() / SLURM_STAGES[stage].template
-    if not tpl.is_file(): raise ConfigError(f"no sbatch template {tpl} for stage {stage!r}")
+def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir: str | os.PathLike | None = None,
+                  args: list[str] = (), name: str | None = None) -> str:
+    """The sbatch script of `job` for `cfg` (its `slurm` group), passing `args` (the command's own words, e.g. the
+    notebook of an `nb` job) and `overrides` to the command srun starts; `name` (default: the job) names the job."""
+    job = slurm_job(job)
+    tpl = templates_dir() / SLURM_JOBS[job].template
+    if not tpl.is_file(): raise ConfigError(f"no sbatch template {tpl} for the {job!r} job")
     sc, workdir = cfg.slurm, Path(workdir or os.getcwd()).resolve()
     flags = container_flags(sc, workdir)
     job_overrides = [o for o in overrides if not o.split("=")[0].lstrip("+~").split(".")[0] == "slurm"]
-    launch = SLURM_STAGES[stage].launch
+    launch = SLURM_JOBS[job].launch
+    if not launch and sc.nodes * sc.ntasks_per_node != 1:   # srun would start the same command in every task
+        raise ConfigError(f"the {job} job is one process: it needs slurm.nodes=1 and slurm.ntasks_per_node=1, "
+                          f"got {sc.nodes} and {sc.ntasks_per_node} (profile {sc.profile})")
     if launch:   # one rank per task: the trainer's devices and nodes follow the allocation unless set explicitly
         given = {o.split("=")[0].lstrip("+~") for o in job_overrides}
         job_overrides = [f"{k}={v}" for k, v in zip(launch, (sc.ntasks_per_node, sc.nodes)) if k not in given] + job_overrides
     values = {
-        "sbatch": "\n".join(sbatch_lines(sc, stage, workdir)),
+        "sbatch": "\n".join(sbatch_lines(sc, name or job, workdir)),
         "env": "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in sc.env.items()),
         "srun_flags": "".join(f" {shlex.quote(f)}" for f in flags),
         "python": shlex.quote(sc.python),
+        "args": "".join(shlex.quote(a) + " " for a in args),
         "overrides": "".join(shlex.quote(o) + " " for o in job_overrides),
         "master_port": str(sc.master_port) if sc.master_port else "$((20000 + SLURM_JOB_ID % 20000))",
         "nodes": str(sc.nodes), "ntasks_per_node": str(sc.ntasks_per_node),
@@ -307,28 +317,38 @@ def sbatch_submit(script: str | os.PathLike) -> str:
     return r.stdout.strip().split(";")[0]
 
 
-def _stage_args(args: list[str]) -> tuple[str, list[str]]:
-    words, overrides = [a for a in args if "=" not in a], [a for a in args if "=" in a]
-    if len(words) != 1: raise ConfigError(f"name the stage ({', '.join(SLURM_STAGES)}): lapa slurm render|submit STAGE [key=value ...]")
-    return slurm_stage(words[0]), overrides
+def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
+    """`JOB [key=value ...]` or `nb NOTEBOOK [-p NAME VALUE ...] [key=value ...]` -> (job, its name, the command's own
+    words, overrides). An `nb` job's notebook and parameters are checked here, before the job waits in the queue."""
+    words = [a for a in args if "=" not in a]
+    usage = f"lapa slurm render|submit JOB [key=value ...] with JOB one of {', '.join(SLURM_JOBS)}; nb NOTEBOOK [-p NAME VALUE ...]"
+    if not words: raise ConfigError(f"name the job: {usage}")
+    job, rest = slurm_job(words[0]), args[:args.index(words[0])] + args[args.index(words[0]) + 1:]
+    if job != "nb":
+        if len(words) > 1: raise ConfigError(f"the {job} job takes only key=value overrides, got {' '.join(map(repr, words[1:]))}: {usage}")
+        return job, job, [], rest
+    notebook, params, overrides = parse_nb_args(rest)
+    path = find_notebook(notebook)
+    check_parameters(path, params)
+    return job, f"nb-{path.stem}", [a for a in rest if "=" not in a], overrides
 
 
 def slurm_render(cfg: DictConfig | None, args: list[str]) -> int:
-    "`lapa slurm render STAGE [overrides]`: print the stage's sbatch script."
-    stage, overrides = _stage_args(args)
-    print(render_sbatch(slurm_job_cfg(stage, overrides), stage, overrides), end="")
+    "`lapa slurm render JOB [ARGS] [overrides]`: print the job's sbatch script."
+    job, name, words, overrides = _job_args(args)
+    print(render_sbatch(slurm_job_cfg(job, overrides), job, overrides, args=words, name=name), end="")
     return 0
 
 
 def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
-    "`lapa slurm submit STAGE [overrides]`: write `run_dir/slurm/STAGE.sbatch`, submit it, print the job id."
-    stage, overrides = _stage_args(args)
-    cfg = slurm_job_cfg(stage, overrides)
-    script = Path(cfg.run_dir) / "slurm" / f"{stage.replace('-', '_')}.sbatch"
-    with atomic_write(script, "w") as f: f.write(render_sbatch(cfg, stage, overrides))
+    "`lapa slurm submit JOB [ARGS] [overrides]`: write `run_dir/slurm/NAME.sbatch`, submit it, print the job id."
+    job, name, words, overrides = _job_args(args)
+    cfg = slurm_job_cfg(job, overrides)
+    script = Path(cfg.run_dir) / "slurm" / f"{name.replace('-', '_')}.sbatch"
+    with atomic_write(script, "w") as f: f.write(render_sbatch(cfg, job, overrides, args=words, name=name))
     script.chmod(0o755)
     Path(cfg.slurm.log_dir).mkdir(parents=True, exist_ok=True)
-    job = sbatch_submit(script)
-    log.info("submitted %s as Slurm job %s (log: %s)", script, job, Path(cfg.slurm.log_dir) / f"{cfg.slurm.job_name or 'lapa-' + stage}-{job}.out")
-    print(job)
+    job_id = sbatch_submit(script)
+    log.info("submitted %s as Slurm job %s (log: %s)", script, job_id, Path(cfg.slurm.log_dir) / f"{cfg.slurm.job_name or 'lapa-' + name}-{job_id}.out")
+    print(job_id)
     return 0

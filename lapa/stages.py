@@ -70,7 +70,7 @@ STAGES: dict[str, StageSpec] = {s.name: s for s in (
               "train the low-level policy on the labelled subset (`low_level.use_latents=false`: the scratch baseline)", "low_level",
               "41_low_level_train", SlurmSpec("low_level.sbatch", "low_level"), out="lapa.low_level.model:low_level_dir"),
     StageSpec("eval", ("eval",), "lapa.eval:cli_eval", "closed-loop success in Meta-World on held-out seeds, with the expert as reference",
-              "eval", "60_eval", out="eval.out_dir"),
+              "eval", "60_eval", SlurmSpec("eval.sbatch", "single_gpu"), out="eval.out_dir"),
 )}
 
 
