@@ -1,7 +1,8 @@
 """pytest runs every notebook in nbs/ as one test, through nbdev's `test_nb` (the same runner as `nbdev_test`).
 
 Cells flagged with a `tst_flags` flag (settings.ini: `slow`, `gpu`) are skipped unless the flag is named in the
-environment variable `LAPA_TEST_FLAGS` (space separated), e.g. `LAPA_TEST_FLAGS=slow pytest`.
+environment variable `LAPA_TEST_FLAGS` (space separated), e.g. `LAPA_TEST_FLAGS=slow pytest`; `CHAPTER:FLAG` runs the
+flag's cells in that chapter only, e.g. `LAPA_TEST_FLAGS=70_jobs:slow pytest -n 2` (CI: the real Slurm job).
 """
 import os
 from pathlib import Path
@@ -35,7 +36,8 @@ class NotebookItem(pytest.Item):
     def runtest(self):
         from nbdev.config import get_config
         from nbdev.test import test_nb
-        force = os.environ.get("LAPA_TEST_FLAGS", "").split()
+        words = os.environ.get("LAPA_TEST_FLAGS", "").split()
+        force = [w.rpartition(":")[2] for w in words if w.rpartition(":")[0] in ("", self.path.stem)]
         skip = [f for f in get_config().get("tst_flags", "").split() if f not in force]
         ok, secs = test_nb(self.path, skip_flags=skip, force_flags=force, showerr=True, basepath=ROOT)
         self.user_properties.append(("seconds", round(secs, 1)))
