@@ -323,7 +323,8 @@ def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
     words = [a for a in args if "=" not in a]
     usage = f"lapa slurm render|submit JOB [key=value ...] with JOB one of {', '.join(SLURM_JOBS)}; nb NOTEBOOK [-p NAME VALUE ...]"
     if not words: raise ConfigError(f"name the job: {usage}")
-    job, rest = slurm_job(words[0]), args[:args.index(words[0])] + args[args.index(words[0]) + 1:]
+    i = args.index(words[0])
+    job, rest = slurm_job(words[0]), args[:i] + args[i + 1:]
     if job != "nb":
         if len(words) > 1: raise ConfigError(f"the {job} job takes only key=value overrides, got {' '.join(map(repr, words[1:]))}: {usage}")
         return job, job, [], rest
