@@ -1002,7 +1002,7 @@ class PipelineConfig:
     stages: Optional[list[str]] = None   # null: every stage (their names: `lapa.pipeline.pipeline_stages`)
     force: list[str] = field(default_factory=list)  # stages re-run although their output matches (`all`: every one)
     report: bool = True                  # write `report.md` at the end
-    notebook: bool = True                # then execute the report chapter (81_report) into run_dir/notebooks, the run's record
+    notebook: bool = True                # then execute the report chapter (81_run_report) into run_dir/notebooks, the run's record
     torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
 
 # %% ../nbs/01_config.ipynb #cfgs07c

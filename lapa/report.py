@@ -402,7 +402,7 @@ def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     return rd / "report.md"
 
 # %% ../nbs/80a_report.ipynb #6242e5e7
-REPORT_NOTEBOOK = "81_report"
+REPORT_NOTEBOOK = "81_run_report"
 
 
 def report_parts(run_dir: str | os.PathLike) -> list[tuple[str, Any]]:
