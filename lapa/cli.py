@@ -36,13 +36,13 @@ def _stage_verbs(*names: str) -> dict[tuple[str, ...], Verb]:
 VERBS: dict[tuple[str, ...], Verb] = {
     ("config", "show"): Verb("lapa.cli:config_show", "print the resolved config (or one section: `lapa config show data.shard`)"),
     **_stage_verbs("data"),
-    ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts or a video folder)", "data"),
+    ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts, a video folder or a LeRobot dataset)", "data"),
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
     ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", "data"),
     **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
-    ("nb", "figures"): Verb("lapa.jobs:nb_figures", "execute chapters in a scratch folder and keep only their figures (PNG) as saved outputs", "", True),
+    ("nb", "figures"): Verb("lapa.jobs:nb_figures", "execute copies of chapters and keep only their figures (PNG) as saved outputs", "", True),
     ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a job (laq, foundation, finetune, low-level, eval, pipeline, nb NOTEBOOK): `slurm=PROFILE`, overrides go to srun", "", True),
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/JOB.sbatch, submit it with sbatch and print the job id", "", True),
@@ -51,7 +51,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("bench", "train"): Verb("lapa.bench.train:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
     ("bench", "low-level"): Verb("lapa.bench.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
     ("bench", "eval"): Verb("lapa.bench.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
-    ("bench", "serve"): Verb("lapa.bench.serve:cli_bench_serve", "policy server round-trip p50/p99 and requests/s (1 and 8 clients) beside in-process inference"),
+    ("bench", "serve"): Verb("lapa.bench.serve:cli_bench_serve", "policy server round-trip p50/p99 and requests/s for 1 to 16 clients (`bench.serve.clients`) beside in-process inference"),
     ("bench", "startup"): Verb("lapa.bench.startup:cli_bench_startup", "seconds to import lapa's modules in a fresh interpreter beside their heavy dependency alone"),
 }
 

@@ -253,7 +253,7 @@ class WandbMode(str, Enum):
     online = "online"
     disabled = "disabled"
 
-
+# %% ../nbs/01_config.ipynb #66d79168
 LAQ_PRESETS: dict[str, dict] = {    # the sizes of the LAQ network, as changes to `LAQArch`'s defaults
     "tiny": {},                                             # CPU tests: 32 px, dim 64 (LAQArch's defaults)
     "small": dict(image_size=64, dim=96),                   # CPU demo: 64 px, dim 96
@@ -266,7 +266,7 @@ LAQSize.__doc__ = "Size presets of the LAQ network (`LAQ_PRESETS`)."
 
 class ArchSpec:
     """What an architecture dataclass shares: it names its own `problems()`; from them `check`, and the dict form a
-    checkpoint's `model.json` holds (`to_dict` / `from_dict`)."""
+    checkpoint's `config.json` holds (`to_dict` / `from_dict`)."""
     what = "architecture"
 
     def problems(self) -> list[tuple[str, str]]: return []
@@ -289,7 +289,8 @@ class ArchSpec:
 @dataclass
 class LAQArch(ArchSpec):
     """Every size and switch of the LAQ network, the one place each is declared: `laq.model` in the config is a size
-    preset plus any of these fields, and a checkpoint's `model.json` holds all of them."""
+    preset plus any of these fields but `channels`, `num_tokens` and `codebook_size` (`LAQ_RUN_FIELDS`: the frames and
+    `laq.*` decide them), and a checkpoint's `config.json` holds all of them."""
     image_size: int = 32
     patch_size: int = 8
     channels: int = 3
@@ -375,7 +376,7 @@ def _laq_model_config() -> type:
 
 LAQModelConfig = _laq_model_config()
 
-
+# %% ../nbs/01_config.ipynb #73da3d76
 @dataclass
 class LAQTrainConfig:
     "The LAQ training run (Lightning)."
@@ -494,8 +495,9 @@ FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.model.
 @dataclass
 class FoundationModelConfig:
     "The VLA's networks: a size preset (random init) or local Hugging Face folders; a field set here (not null) overrides the preset."
-    size: str = "tiny"                     # tiny (CPU tests) | small (CPU demo) | 1b (GPU benchmarks)
-    pretrained_path: Optional[str] = None  # a local folder with `vision/` and `lm/` Hugging Face checkpoints
+    size: str = "tiny"                     # tiny (tests, CPU demo) | small (larger, CPU) | 1b (GPU benchmarks)
+    # a local folder with `vision/` and `lm/` Hugging Face checkpoints, or one composite VLM (LLaVA, PaliGemma)
+    pretrained_path: Optional[str] = None
     vision_path: Optional[str] = None      # a local vision tower (SigLIP, CLIP, ...) written by `save_pretrained`
     lm_path: Optional[str] = None          # a local causal LM (Llama, Qwen2, ...); its tokenizer is used when it has one
     image_size: Optional[int] = None       # pixels the vision tower sees (frames are resized)
@@ -525,7 +527,7 @@ class FoundationConfig:
     "The foundation VLA: image + instruction -> latent action tokens (pretraining) or an action chunk (predict=actions)."
     predict: FoundationPredict = FoundationPredict.latents
     model: FoundationModelConfig = field(default_factory=FoundationModelConfig)
-    init: Optional[str] = None     # a foundation checkpoint folder to start from (its vision tower, projector and LM; heads where they fit)
+    init: Optional[str] = None     # a foundation checkpoint folder to start from (its trunk; the heads it holds must fit)
     dataset: Optional[str] = None  # null: `${run_dir}/labels/video` (latents) or `${data.out_dir}/actions` (actions)
     action_head: ActionHead = ActionHead.l1
     action_horizon: Optional[int] = None  # actions per chunk (predict=actions); null: the dataset's action horizon
@@ -556,8 +558,9 @@ class ActionLoss(str, Enum):
 
 @dataclass
 class LowLevelArch(ArchSpec):
-    """Every size and switch of the low-level policy network, declared once: `low_level.*` in the config sets the ones
-    after the first six (those come from the dataset and LAQ), and a checkpoint's `model.json` holds all of them."""
+    """Every size and switch of the low-level policy network, declared once: `low_level.*` in the config sets every
+    field but the five in `LOW_LEVEL_DATA_FIELDS`, which come from the dataset and LAQ (`action_horizon`: null takes
+    the dataset's), and a checkpoint's `config.json` holds all of them."""
     image_size: int = 32
     state_dim: int = 3
     action_dim: int = 2
@@ -692,7 +695,7 @@ class PolicyConfig:
     precision: Precision = neutral(Precision.auto)  # inference autocast: auto is bf16 on a GPU, fp32 on the CPU (as every earlier run, all on CPUs)
     replan_steps: Optional[int] = None  # actions executed per chunk before asking the policy again; null: the whole chunk
     temporal_ensemble: bool = False     # average the overlapping predictions of successive chunks (ACT)
-    ensemble_decay: float = 0.01        # ensemble weight exp(-decay * age)
+    ensemble_decay: float = 0.01        # ensemble weight exp(-decay * i), i = 0 for the oldest chunk (as ACT)
 
     def _problems(self):
         p = []
@@ -742,7 +745,9 @@ class TrainingConfig:
     resume_weights_only: bool = False
     strategy: Strategy = Strategy.single
     seed: int = "${seed}"  # type: ignore[assignment]
-    datasets: list[str] = field(default_factory=list)  # dataset folders or manifests; empty: the run's `labels/video`
+    # dataset folders or manifests; empty: `foundation.dataset`'s default (the run's `labels/video` for latents,
+    # `data/actions` for actions)
+    datasets: list[str] = field(default_factory=list)
     dataset_weights: Optional[list[float]] = None      # one per dataset (null: 1 each)
     lr: float = 3e-4
     min_lr_ratio: float = 0.1         # linear warm-up, then cosine decay to min_lr_ratio * lr at the last step

@@ -55,7 +55,7 @@ def video_keys(info: dict) -> list[str]:
 
 
 def task_name(instruction: str) -> str:
-    "The task an episode counts under: its instruction's words joined by `-` (`lerobot-` when it has none)."
+    "The task an episode counts under: its instruction's words joined by `-` (`lerobot` when it has none)."
     return re.sub(r"[^a-z0-9]+", "-", instruction.lower()).strip("-") or "lerobot"
 
 

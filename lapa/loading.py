@@ -339,7 +339,7 @@ def shared_empty(shape: Sequence[int]) -> torch.Tensor:
     "An uninitialised uint8 tensor allocated in shared memory (not allocated privately and then copied there)."
     return torch.empty(0, dtype=torch.uint8).set_(torch.UntypedStorage._new_shared(math.prod(shape))).view(*shape)
 
-
+# %% ../nbs/12_loading.ipynb #379e7282
 class FramePool:
     """Batch frame buffers in shared memory, made by the main process before its DataLoader workers start, a few
     `slots` per worker. A worker decodes a batch into one of its free slots and sends only the slot's number; the main
@@ -372,7 +372,7 @@ class FramePool:
         self.release(worker, slot)
         return out
 
-
+# %% ../nbs/12_loading.ipynb #f7134d4d
 class BatchBuilder:
     """One batch at a time, each sample's frames decoded straight into the batch's `(B, 2, H, W, 3)` uint8 buffer: no
     stacking or transposing copies. With `shared` (inside a DataLoader worker) the buffer is a free slot of `pool` (see
@@ -430,7 +430,7 @@ class BatchBuilder:
         self.samples, self.frames, self.places, self.slot = [], None, None, None
         return n
 
-
+# %% ../nbs/12_loading.ipynb #cb29c402
 def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter, spec: dict | None = None,
                    on_error: OnError = OnError.fail, shared: bool = False, pool: FramePool | None = None,
                    worker: int = 0) -> Iterator[dict]:
@@ -550,7 +550,7 @@ def with_last(items: Iterable) -> Iterator[tuple[Any, bool]]:
             prev = item
         yield prev, True
 
-
+# %% ../nbs/12_loading.ipynb #4128c691
 class PassPosition:
     """Where a loader is in its passes, as a checkpoint keeps it: the epoch of the current pass and the batches handed
     out in it. After `load_state_dict`, the next pass reads that epoch and skips those batches, so a resumed run sees
@@ -595,7 +595,7 @@ class PassPosition:
             if n > skip: yield batch
         self._ended = True
 
-
+# %% ../nbs/12_loading.ipynb #a54f1690
 class ShardLoader(PassPosition):
     """Batches of `shards` through the WebDataset pipeline in a `DataLoader(batch_size=None)` with `num_workers`
     worker processes; one pass per epoch. Raises the workers' `DataError`s; counts what `on_error=skip` drops.

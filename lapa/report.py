@@ -95,7 +95,8 @@ def _main_comparisons(boot: dict, mats: dict) -> tuple[dict, dict | None]:
 
 
 def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
-    "Rates with Wilson intervals per arm (overall and per task), paired differences against scratch, and the gap share."
+    """Rates with Wilson intervals per arm (overall and per task), paired differences (LAPA and ActionVLA against
+    scratch, LAPA - ActionVLA, the hierarchical pair) and the gap share."""
     from lapa.stats import paired_difference
     out = dict(rates={arm: arm_rates(o) for arm, o in outcomes.items()}, differences={}, gap_share=None)
     main = {a: outcomes[a] for a in ("scratch", "lapa", "action_vla") if a in outcomes}
@@ -321,7 +322,7 @@ def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = 
     lines.append("")
     return "\n".join(lines), numbers
 
-
+# %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
     "Success per arm and labelled-episode count on the scaling runs' seeds and test episodes."
     b = cfg.benchmark
@@ -383,7 +384,7 @@ def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
         lines.append(f"| {ARM_NAMES.get(arm, arm)} | {row['requests']} | {ms(row['infer_ms_p50'])} | {ms(row['infer_ms_p90'])} | {epm} | {row['workers']} |")
     return lines
 
-
+# %% ../nbs/80a_report.ipynb #69e16475
 def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     "Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json` (every test episode of the protocol); `times` as `report_markdown`."
     rd = Path(cfg.run_dir)

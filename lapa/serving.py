@@ -179,7 +179,7 @@ def is_loopback(host: str) -> bool:
     try: return ipaddress.ip_address(host).is_loopback
     except ValueError: return False
 
-
+# %% ../nbs/52_serving.ipynb #e5f5511f
 class PolicyServer:
     "Serve `policy` over websockets in openpi's protocol; `serve_forever()` blocks, `start()`/`stop()` (or `with`) run it on a thread."
 

@@ -766,7 +766,7 @@ ARCH_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_lay
 
 
 def start_from(model: FoundationVLA, folder: str | os.PathLike, key: str = "foundation.init") -> dict:
-    "Load the foundation checkpoint in `folder` into `model`: the whole trunk (checked), the heads where they fit; a report."
+    "Load the foundation checkpoint in `folder` into `model`: the whole trunk and the heads it holds (checked); a report."
     from transformers import ByT5Tokenizer
     info, state, folder = read_foundation(folder)
     for part, ours in (("vision", model.vision.config), ("lm", model.lm.config)):

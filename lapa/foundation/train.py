@@ -761,7 +761,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     fabric.barrier()
     return summary
 
-
+# %% ../../nbs/31_trainer.ipynb #c3efa004
 def _train_window(loop: StepLoop, planner: WindowPlanner, plan: RunPlan, w: int, make_loader: Callable) -> int:
     """Train checkpoint window `w` to its planned step. A window is whole shards and the first overshoots its share, so
     a later one can run out of data early: it is topped up with shards for the steps it lacks (the cursor moves past

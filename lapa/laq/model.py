@@ -222,7 +222,7 @@ class CodebookQuantizer(nn.Module):
 
     def _synced(self) -> list[torch.Tensor]: return [self.codebook()]
 
-
+# %% ../../nbs/20_laq.ipynb #f3197bbc
 class NSVQ(CodebookQuantizer):
     "Noise-substitution vector quantisation (Vali & Bäckström 2022), as LAPA."
 
@@ -250,7 +250,7 @@ class NSVQ(CodebookQuantizer):
         self._track(flat, idx)
         return Quantized(out.view(B, T, d), idx.view(B, T), flat.new_zeros(()))
 
-
+# %% ../../nbs/20_laq.ipynb #75e758b9
 class EMAVQ(CodebookQuantizer):
     "Vector quantisation with an exponential-moving-average codebook and a commitment loss."
 
@@ -289,7 +289,7 @@ class EMAVQ(CodebookQuantizer):
         out = flat + (hard - flat).detach()
         return Quantized(out.view(B, T, d), idx.view(B, T), commit)
 
-
+# %% ../../nbs/20_laq.ipynb #38a7f61a
 class FSQ(nn.Module):
     """Finite scalar quantisation (Mentzer et al. 2023): each projected dimension is squashed and rounded to one of
     its `L` levels; the codebook is the implicit grid. The squashing `(tanh(z) + 1) / 2 * (L - 1)` puts the level
