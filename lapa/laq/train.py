@@ -15,13 +15,14 @@ import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import (compile_blocks, compile_options, finish_loggers, lightning_loggers, lightning_precision, parse_devices,
-                         plain, uncompile_blocks, wandb_env, warmup_cosine)
+from ..train import (compile_blocks, compile_options, finish_loggers, identity_diff, lightning_loggers, lightning_precision,
+                         parse_devices, plain, uncompile_blocks, wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
 # %% auto #0
-__all__ = ['log', 'laq_optimizer', 'LAQModule', 'laq_dataset_dir', 'resume_checkpoint', 'train_laq', 'laq_train']
+__all__ = ['log', 'IDENTITY', 'LAQ_IDENTITY_VOLATILE', 'laq_optimizer', 'LAQModule', 'laq_dataset_dir', 'laq_run_identity',
+           'resume_checkpoint', 'train_laq', 'laq_train']
 
 # %% ../../nbs/20a_laq_train.ipynb #84916330
 _NO_DECAY = ("pos", "pos_space", "code_pos", "queries", "codes")
@@ -117,17 +118,45 @@ def laq_dataset_dir(cfg) -> Path:
     return Path(cfg.laq.dataset) if cfg.laq.dataset else Path(cfg.data.out_dir) / "video"
 
 
-def resume_checkpoint(resume: str, out_dir: Path) -> Path | None:
+IDENTITY = "identity.json"   # beside the checkpoints: the run they belong to
+LAQ_IDENTITY_VOLATILE = ("max_steps", "batch_size", "precision", "accelerator", "strategy", "devices", "num_nodes", "log_every",
+                         "ckpt_every", "val_every", "eval_batches", "resume", "wandb", "wandb_project", "compile",
+                         "compile_backend", "compile_mode")
+
+
+def laq_run_identity(cfg, dataset: Path, arch: LAQArch) -> dict:
+    """What makes a LAQ run this run: the network, the optimiser and schedule settings, the seed, the batch, the data and
+    its shuffle; not the budget (a larger `laq.train.max_steps` continues a run), the devices or the logging."""
+    from omegaconf import OmegaConf
+    tc = OmegaConf.to_container(cfg.laq.train, resolve=True, enum_to_str=True)
+    return dict(train={k: v for k, v in tc.items() if k not in LAQ_IDENTITY_VOLATILE}, arch=arch.to_dict(), seed=int(cfg.seed),
+                batch_size=int(cfg.laq.train.batch_size or cfg.loader.batch_size), dataset=str(Path(dataset).resolve()),
+                loader={"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)})
+
+
+def resume_checkpoint(resume: str, out_dir: Path, identity: dict | None = None) -> Path | None:
     """The checkpoint to resume from: with `auto`, `last.ckpt` (written when a launch ends) or else the newest
-    periodic `step*.ckpt` (a launch that crashed); `never`: none; otherwise the given path, which must exist."""
+    periodic `step*.ckpt` (a launch that crashed); `never`: none; otherwise the given path, which must exist. With
+    `identity` (`laq_run_identity`), `auto` resumes only this run's checkpoints: another run's are a `ConfigError` that
+    names what differs (a checkpoint asked for by path is resumed, with a warning)."""
     if resume == "never": return None
     if resume == "auto":
         d = out_dir / "checkpoints"
-        if (d / "last.ckpt").exists(): return d / "last.ckpt"
         steps = sorted(d.glob("step*.ckpt"), key=lambda f: f.stat().st_mtime)
-        return steps[-1] if steps else None
-    if not Path(resume).exists(): raise ConfigError(f"laq.train.resume={resume}: no such checkpoint (auto, never or a .ckpt path)")
-    return Path(resume)
+        found = d / "last.ckpt" if (d / "last.ckpt").exists() else (steps[-1] if steps else None)
+        if found is not None and identity is not None:
+            if not (d / IDENTITY).is_file():
+                log.warning("%s carries no run identity (an older lapa wrote it): resuming it unchecked", d)
+            elif diff := identity_diff(read_json(d / IDENTITY), identity):
+                raise ConfigError(f"{d} holds the checkpoints of a LAQ run with other settings ({'; '.join(diff[:6])}"
+                                  f"{'; ...' if len(diff) > 6 else ''}): laq.train.resume=never starts afresh there (removing "
+                                  "them), or choose another run_dir")
+        return found
+    p = Path(resume)
+    if not p.exists(): raise ConfigError(f"laq.train.resume={resume}: no such checkpoint (auto, never or a .ckpt path)")
+    if identity is not None and (p.parent / IDENTITY).is_file() and (diff := identity_diff(read_json(p.parent / IDENTITY), identity)):
+        log.warning("resuming %s, written by a LAQ run with other settings: %s", p, "; ".join(diff))
+    return p
 
 # %% ../../nbs/20a_laq_train.ipynb #6ff9f35b
 def train_laq(cfg, callbacks: list | None = None) -> dict:
@@ -145,11 +174,13 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     module = LAQModule(arch.to_dict(), lr=tc.lr, weight_decay=tc.weight_decay, warmup_steps=tc.warmup_steps,
                        max_steps=tc.max_steps, min_lr_ratio=tc.min_lr_ratio)
     if tc.compile: compile_blocks(module.model.blocks(), **compile_options(tc))
-    resume = resume_checkpoint(tc.resume, out_dir)
+    identity = laq_run_identity(cfg, dataset, arch)
+    resume = resume_checkpoint(tc.resume, out_dir, identity)
     old = sorted((out_dir / "checkpoints").glob("*.ckpt"))
     if resume is None and old:   # a fresh run in a used folder: its checkpoints would mix with the old ones
         log.warning("LAQ: starting over in %s, removing %d old checkpoint(s)", out_dir, len(old))
         for f in old: f.unlink()
+    write_json(out_dir / "checkpoints" / IDENTITY, identity)   # the checkpoints this folder gets from now on are this run's
     ckpt = ModelCheckpoint(out_dir / "checkpoints", filename="step{step:07d}", auto_insert_metric_name=False,
                            every_n_train_steps=tc.ckpt_every, save_top_k=1)
     with wandb_env(out_dir, tc.wandb):
