@@ -17,14 +17,16 @@ from typing import Any, Iterable, Iterator
 import torch
 import torch.nn as nn
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, read_json, write_json
+from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
+
+log = get_logger("lapa.train")
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine', 'lightning_precision',
-           'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks', 'compile_options',
-           'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers', 'finish_loggers',
-           'identity_diff', 'model_json', 'pretrained_folder', 'save_safetensors', 'replace_folder',
-           'write_model_folder', 'read_model_folder', 'load_weights']
+__all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
+           'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
+           'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
+           'finish_loggers', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
+           'replace_folder', 'write_model_folder', 'read_model_folder', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -167,6 +169,16 @@ def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
         if isinstance(a, dict) and isinstance(b, dict): out += identity_diff(a, b, key + ".")
         elif a != b: out.append(f"{key}: {a!r} -> {b!r}")
     return out
+
+
+def check_identity(saved: dict | None, identity: dict, where: str, remedy: str) -> None:
+    """Refuse the checkpoints at `where` when their run identity `saved` is not `identity`: a `ConfigError` naming the
+    first differences and the `remedy`. Checkpoints without one (an older lapa wrote them) resume unchecked, said."""
+    if saved is None:
+        log.warning("%s carries no run identity (an older lapa wrote it): resuming it unchecked", where); return
+    if diff := identity_diff(saved, identity):
+        raise ConfigError(f"{where} belongs to a run with other settings ({'; '.join(diff[:6])}{'; ...' if len(diff) > 6 else ''}); "
+                          f"{remedy}")
 
 # %% ../nbs/03_train.ipynb #6e237a5a
 WEIGHTS, MODEL_JSON = "model.safetensors", "config.json"   # Hugging Face's names

@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
-from ..train import (autocast_dtype, cfg_get, compile_blocks, compile_options, identity_diff, lightning_precision, replace_folder,
-                        save_safetensors, wandb_env, warmup_cosine)
+from ..train import (autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff, lightning_precision,
+                        replace_folder, save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
@@ -304,13 +304,8 @@ def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
 def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:
     "Refuse `ckpt` when it was written by a run with other settings than `identity` (a ConfigError naming them)."
     if identity is None: return
-    saved = read_json(ckpt / CKPT_STATE).get("identity")
-    if saved is None:
-        log.warning("%s carries no run identity (an older lapa wrote it): resuming it unchecked", ckpt); return
-    diff = identity_diff(saved, identity)
-    if diff: raise ConfigError(f"{what}: {ckpt} belongs to a run with other settings ({'; '.join(diff[:6])}"
-                               f"{'; ...' if len(diff) > 6 else ''}); write this run to another training.out_dir, or remove "
-                               f"{ckpt.parent} to start afresh")
+    check_identity(read_json(ckpt / CKPT_STATE).get("identity"), identity, f"{what}: {ckpt}",
+                   f"write this run to another training.out_dir, or remove {ckpt.parent} to start afresh")
 
 
 def resolve_resume(training_cfg, folder: str | os.PathLike, identity: dict | None = None) -> Path | None:

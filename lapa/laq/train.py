@@ -15,8 +15,8 @@ import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import (compile_blocks, compile_options, finish_loggers, identity_diff, lightning_loggers, lightning_precision,
-                         parse_devices, plain, uncompile_blocks, wandb_env, warmup_cosine)
+from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, identity_diff, lightning_loggers,
+                         lightning_precision, parse_devices, plain, uncompile_blocks, wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -145,12 +145,8 @@ def resume_checkpoint(resume: str, out_dir: Path, identity: dict | None = None) 
         steps = sorted(d.glob("step*.ckpt"), key=lambda f: f.stat().st_mtime)
         found = d / "last.ckpt" if (d / "last.ckpt").exists() else (steps[-1] if steps else None)
         if found is not None and identity is not None:
-            if not (d / IDENTITY).is_file():
-                log.warning("%s carries no run identity (an older lapa wrote it): resuming it unchecked", d)
-            elif diff := identity_diff(read_json(d / IDENTITY), identity):
-                raise ConfigError(f"{d} holds the checkpoints of a LAQ run with other settings ({'; '.join(diff[:6])}"
-                                  f"{'; ...' if len(diff) > 6 else ''}): laq.train.resume=never starts afresh there (removing "
-                                  "them), or choose another run_dir")
+            check_identity(read_json(d / IDENTITY) if (d / IDENTITY).is_file() else None, identity, f"{d} (a LAQ run's checkpoints)",
+                           "laq.train.resume=never starts afresh there (removing them), or choose another run_dir")
         return found
     p = Path(resume)
     if not p.exists(): raise ConfigError(f"laq.train.resume={resume}: no such checkpoint (auto, never or a .ckpt path)")

@@ -22,7 +22,7 @@ from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
 from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
-from ..train import finish_loggers, identity_diff, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
+from ..train import check_identity, finish_loggers, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
@@ -156,10 +156,9 @@ def resume_point(out_dir: Path, identity: dict) -> Path | None:
     written for the run about to start); another run's is a `ConfigError` naming what differs."""
     folder = out_dir / CHECKPOINTS
     if (folder / LAST).is_file():
-        saved = read_json(folder / IDENTITY) if (folder / IDENTITY).is_file() else {}
-        if (diff := identity_diff(saved, identity)):
-            raise ConfigError(f"{folder} holds the checkpoint of a low-level run with other settings ({'; '.join(diff[:6])}); "
-                              f"remove {folder} (or choose another run_dir) to start afresh")
+        saved = read_json(folder / IDENTITY) if (folder / IDENTITY).is_file() else {}   # every low-level checkpoint has one
+        check_identity(saved, identity, f"{folder} (a low-level run's checkpoint)",
+                       f"remove {folder} (or choose another run_dir) to start afresh")
         log.info("continuing the low-level run from %s", folder / LAST)
         return folder / LAST
     folder.mkdir(parents=True, exist_ok=True)
