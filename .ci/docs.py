@@ -47,8 +47,9 @@ if __name__ == "__main__":   # nbdev processes the chapters in spawned workers, 
     cache = proc_nbs(cfg.nbs_path, n_workers=2)
     missing = [n for n in chapters if not (cache / n).is_file()]
     if missing: sys.exit(f"docs: these chapters did not process: {missing}")
-    kept = [n for n in chapters if png_outputs(cfg.nbs_path / n)]
-    lost = [n for n in kept if png_outputs(cache / n) < png_outputs(cfg.nbs_path / n)]
+    figures = {n: png_outputs(cfg.nbs_path / n) for n in chapters}
+    kept = [n for n in chapters if figures[n]]
+    lost = [n for n in kept if png_outputs(cache / n) < figures[n]]
     if lost: sys.exit(f"docs: the saved figures of {lost} are gone after processing")
     sidebar = (cfg.nbs_path / "sidebar.yml").read_text()
     absent = [n for n in chapters if n not in sidebar]

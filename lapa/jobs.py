@@ -26,7 +26,7 @@ log = get_logger("lapa.jobs")
 # %% auto #0
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
            'notebook_parameters', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'small_png',
-           'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg', 'render_template',
+           'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg', 'render_template', 'job_name',
            'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit', 'slurm_render',
            'slurm_submit']
 
@@ -248,9 +248,14 @@ def render_template(text: str, values: dict[str, str], name: str = "template") -
     return re.sub(r"\{\{(\w+)\}\}", sub, text)
 
 
+def job_name(sc, name: str) -> str:
+    "The Slurm job name of the job `name` under the Slurm config `sc`: `slurm.job_name`, else `lapa-NAME`."
+    return sc.job_name or f"lapa-{name}"
+
+
 def sbatch_lines(sc, name: str, workdir: str | os.PathLike) -> list[str]:
     "The `#SBATCH` options of the Slurm config `sc` for the job `name` (`laq`, `nb-20a_laq_train`, ...)."
-    opts = [f"--job-name={sc.job_name or 'lapa-' + name}"]
+    opts = [f"--job-name={job_name(sc, name)}"]
     opts += [f"--{k}={getattr(sc, a)}" for k, a in (("partition", "partition"), ("qos", "qos"), ("account", "account")) if getattr(sc, a)]
     opts += [f"--nodes={sc.nodes}", f"--ntasks-per-node={sc.ntasks_per_node}"]
     if sc.gpus_per_node: opts.append(f"--gres=gpu:{sc.gpus_per_node}")
@@ -350,6 +355,6 @@ def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
     script.chmod(0o755)
     Path(cfg.slurm.log_dir).mkdir(parents=True, exist_ok=True)
     job_id = sbatch_submit(script)
-    log.info("submitted %s as Slurm job %s (log: %s)", script, job_id, Path(cfg.slurm.log_dir) / f"{cfg.slurm.job_name or 'lapa-' + name}-{job_id}.out")
+    log.info("submitted %s as Slurm job %s (log: %s)", script, job_id, Path(cfg.slurm.log_dir) / f"{job_name(cfg.slurm, name)}-{job_id}.out")
     print(job_id)
     return 0
