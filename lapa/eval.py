@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .config import redacted
-from .core import ConfigError, LapaError, atomic_write, get_logger, resolve_callable, write_json
+from .core import ConfigError, DataError, LapaError, atomic_write, get_logger, resolve_callable, write_json
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
@@ -56,6 +56,9 @@ class RequestSpec:
             img = obs["image"]
             if self.image_size is not None and img.shape[:2] != (self.image_size, self.image_size): img = centre_crop_resize(img, self.image_size)
             out[IMAGE_KEY] = img
+        if self.state and self.state_indices is not None and any(not 0 <= i < len(obs["state"]) for i in self.state_indices):
+            raise DataError(f"the policy reads state positions {list(self.state_indices)} (its state_view), the simulator's "
+                            f"state has {len(obs['state'])}")
         if self.state: out[STATE_KEY] = obs["state"] if self.state_indices is None else obs["state"][list(self.state_indices)]
         out[PROMPT_KEY] = instruction
         return out

@@ -18,7 +18,7 @@ import torch
 
 from .core import DataError, LapaError, atomic_write, get_logger
 from .config import PolicyKind
-from .train import autocast_dtype, lightning_precision, plain
+from .train import autocast_dtype, lightning_precision, pick_device, plain
 from .low_level.model import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
                              model_transforms, unflatten_dict)
@@ -27,8 +27,8 @@ log = get_logger("lapa.policy")
 
 # %% auto #0
 __all__ = ['log', 'IMAGE_KEY', 'STATE_KEY', 'PROMPT_KEY', 'STATE_DIM', 'ACTION_DIM', 'RECORD_SEP', 'Policy', 'RequestError',
-           'policy_metadata', 'check_image', 'check_state', 'check_prompt', 'CheckObservation', 'pick_device',
-           'inference_autocast', 'state_view_meta', 'BatchedPolicy', 'LAPAPolicy', 'VLAPolicy', 'load_policy',
+           'policy_metadata', 'check_image', 'check_state', 'check_prompt', 'CheckObservation', 'inference_autocast',
+           'state_view_meta', 'BatchedPolicy', 'check_latent_pair', 'LAPAPolicy', 'VLAPolicy', 'load_policy',
            'load_policy_from', 'ExpertPolicy', 'ChunkedExpert', 'RandomPolicy', 'DummyPolicy', 'dummy_observation',
            'policy_metadata_of', 'chunk_shape', 'ActionChunkBroker', 'save_record', 'load_record', 'PolicyRecorder',
            'record_files', 'replay']
@@ -103,12 +103,6 @@ class CheckObservation:
         return out
 
 # %% ../nbs/51_policy.ipynb #e349bbf0
-def pick_device(device: str | torch.device = "auto") -> torch.device:
-    "`auto`: CUDA when available, else CPU."
-    if str(device) == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def _sync(device: torch.device) -> None:
     if device.type == "cuda": torch.cuda.synchronize(device)
 
@@ -152,6 +146,18 @@ class BatchedPolicy:
         return self.infer(obs)["actions"][0]
 
 
+def check_latent_pair(foundation: Any, arch: Any) -> None:
+    """The hierarchical policy's two models fit together: the foundation predicts latents (not a fine-tuned VLA's actions),
+    as many tokens of as many codes as the low-level policy (`arch`, a `LowLevelArch`) was trained on; else a `DataError`."""
+    if getattr(foundation, "action", None) is not None:
+        raise DataError("the foundation is a fine-tuned VLA (an action head): the hierarchical policy needs the latent-pretrained "
+                        "foundation (`lapa foundation train`, foundation.predict=latents)")
+    got = (getattr(foundation, "num_tokens", None), getattr(foundation, "vocab", None))
+    if got[0] is not None and got != (arch.num_tokens, arch.codebook_size):
+        raise DataError(f"the foundation predicts {got[0]} latent tokens of {got[1]} codes, the low-level policy was trained on "
+                        f"{arch.num_tokens} of {arch.codebook_size}: they come from different LAQ settings")
+
+
 class LAPAPolicy(BatchedPolicy):
     """Image + instruction (+ state) -> action chunk: foundation latents, then the low-level policy, with openpi-style
     transforms; a reply also holds the `latents` int64 (tokens,)."""
@@ -159,7 +165,7 @@ class LAPAPolicy(BatchedPolicy):
     def __init__(self, foundation_ckpt: Any, low_level_ckpt: Any, device: str | torch.device = "auto",
                  default_prompt: str | None = None, noise_seed: int | None = None, flow_steps: int | None = None,
                  precision: str = "auto"):
-        self.device, self.precision = pick_device(device), precision
+        self.device, self.precision = pick_device(device, "policy.device"), precision
         ll = load_low_level(low_level_ckpt, self.device) if _is_path(low_level_ckpt) else low_level_ckpt
         if not isinstance(ll, LowLevelPolicyModel): raise DataError(f"not a low-level policy: {type(ll).__name__}")
         if not ll.norm_stats or "actions" not in ll.norm_stats:
@@ -171,6 +177,7 @@ class LAPAPolicy(BatchedPolicy):
             if _is_path(foundation_ckpt):
                 from lapa.foundation.model import load_foundation
                 foundation_ckpt = load_foundation(foundation_ckpt)
+            check_latent_pair(foundation_ckpt, a)
             if hasattr(foundation_ckpt, "to"): foundation_ckpt = foundation_ckpt.to(self.device)
             if hasattr(foundation_ckpt, "eval"): foundation_ckpt.eval()
         self.foundation = foundation_ckpt if a.use_latents else None
@@ -240,7 +247,7 @@ class VLAPolicy(BatchedPolicy):
     def __init__(self, model: Any, device: str | torch.device = "auto", default_prompt: str | None = None, name: str = "vla",
                  precision: str = "auto"):
         from lapa.foundation.model import FoundationVLA, load_foundation
-        self.device, self.precision = pick_device(device), precision
+        self.device, self.precision = pick_device(device, "policy.device"), precision
         model = load_foundation(model) if _is_path(model) else model
         if not isinstance(model, FoundationVLA) or model.action is None:
             raise DataError(f"VLAPolicy needs a foundation model with an action head (`lapa foundation finetune`), got "

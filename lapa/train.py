@@ -26,7 +26,8 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'replace_folder', 'write_model_folder', 'read_model_folder', 'load_weights']
+           'replace_folder', 'write_model_folder', 'read_model_folder', 'pick_device', 'check_state_indices',
+           'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -262,6 +263,27 @@ def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str 
     try: state = load_file(weights, device=str(device))
     except Exception as e: raise DataError(f"cannot read the {what}'s weights: {e}", weights) from e
     return info, state, folder
+
+
+def pick_device(device: str | torch.device = "auto", key: str = "device") -> torch.device:
+    "`auto`: CUDA when available, else CPU; a device this machine lacks is a `ConfigError` naming the config `key`."
+    if str(device) == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try: d = torch.device(device)
+    except (RuntimeError, TypeError) as e: raise ConfigError(f"{key}={device}: not a device ({e})") from None
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"{key}={device}: this machine has no CUDA device ({key}=auto picks the CPU)")
+    if d.type == "cuda" and d.index is not None and d.index >= torch.cuda.device_count():
+        raise ConfigError(f"{key}={device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return d
+
+
+def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | None = None, key: str = "state.indices") -> list[int]:
+    "A model's state view: distinct non-negative integers (`n` of them when given); else a `DataError` naming `key` and `path`."
+    ok = isinstance(indices, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in indices)
+    if not ok or len(set(indices)) != len(indices):
+        raise DataError(f"{key} must be a list of distinct non-negative integers, got {repr(indices)[:80]}", path)
+    if n is not None and len(indices) != n: raise DataError(f"{key} names {len(indices)} positions, the model reads {n}", path)
+    return indices
 
 
 def load_weights(model: torch.nn.Module, state: dict[str, torch.Tensor], path: str | os.PathLike) -> torch.nn.Module:

@@ -17,10 +17,10 @@ import torch.nn.functional as F
 from .core import DataError, read_json
 
 # %% auto #0
-__all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'MIN_STD', 'FieldError', 'CompositeTransform', 'compose', 'Group',
-           'flatten_dict', 'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats',
-           'norm_stats_from_json', 'read_stats', 'normalize', 'unnormalize', 'floor_spread', 'Normalize', 'Unnormalize',
-           'model_transforms', 'resize_with_pad', 'ResizeImages']
+__all__ = ['DataTransformFn', 'EPS', 'NORM_FIELDS', 'NORM_MODES', 'MIN_STD', 'FieldError', 'CompositeTransform', 'compose',
+           'Group', 'flatten_dict', 'unflatten_dict', 'RepackTransform', 'InjectDefaultPrompt', 'NormStats',
+           'norm_stats_from_json', 'check_stats_entry', 'read_stats', 'check_norm_stats', 'normalize', 'unnormalize',
+           'floor_spread', 'Normalize', 'Unnormalize', 'model_transforms', 'resize_with_pad', 'ResizeImages']
 
 # %% ../nbs/50_transforms.ipynb #425a7749
 class FieldError(DataError, ValueError):
@@ -150,27 +150,58 @@ def norm_stats_from_json(stats: Mapping, rename: Mapping[str, str] | None = None
     return {rename.get(k, k): NormStats.from_dict(v) for k, v in stats.items()}
 
 
+def check_stats_entry(key: str, entry: Any, path: str | os.PathLike | None, dim: int | None = None) -> dict[str, np.ndarray]:
+    """One entry of normalisation statistics, checked: its mean/std/q01/q99/min/max are equally long lists of finite
+    numbers (`dim` long when given), std >= 0, q01 <= q99 and min <= max; its fields as arrays. Anything else raises
+    `DataError` naming `path`, the entry and the field."""
+    if not isinstance(entry, dict): raise DataError(f"entry {key!r} must be an object, got {type(entry).__name__}", path)
+    arrays = {}
+    for f in (*NORM_FIELDS, "min", "max"):
+        if entry.get(f) is None: continue
+        try: a = np.asarray(entry[f], dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError): raise DataError(f"{key}.{f} must be a list of numbers", path) from None
+        if not np.isfinite(a).all(): raise DataError(f"{key}.{f} holds NaN or Inf", path)
+        arrays[f] = a
+    if len({len(a) for a in arrays.values()}) > 1:
+        raise DataError(f"{key}: the fields have different lengths {({f: len(a) for f, a in arrays.items()})}", path)
+    if dim is not None and arrays and (n := len(next(iter(arrays.values())))) != dim:
+        raise DataError(f"{key} has statistics of {n} dims, the array it normalises has {dim}", path)
+    if "std" in arrays and (arrays["std"] < 0).any(): raise DataError(f"{key}.std has negative values", path)
+    for lo, hi in (("q01", "q99"), ("min", "max")):
+        if lo in arrays and hi in arrays and (arrays[lo] > arrays[hi]).any(): raise DataError(f"{key}: {lo} exceeds {hi}", path)
+    return arrays
+
+
 def read_stats(path: str | os.PathLike) -> dict:
-    """A dataset's `stats.json`, checked: every entry's mean/std/q01/q99/min/max are equally long lists of finite numbers,
-    std >= 0, q01 <= q99 and min <= max. Anything else raises `DataError` naming the file, the entry and the field."""
+    """A dataset's `stats.json`, every entry checked by `check_stats_entry`: a `DataError` names the file, the entry and
+    the field."""
     path = Path(path)
     stats = read_json(path)
     if not isinstance(stats, dict): raise DataError(f"stats.json must hold an object of entries, got {type(stats).__name__}", path)
-    for key, entry in stats.items():
-        if not isinstance(entry, dict): raise DataError(f"entry {key!r} must be an object, got {type(entry).__name__}", path)
-        arrays = {}
-        for f in (*NORM_FIELDS, "min", "max"):
-            if entry.get(f) is None: continue
-            try: a = np.asarray(entry[f], dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError): raise DataError(f"{key}.{f} must be a list of numbers", path) from None
-            if not np.isfinite(a).all(): raise DataError(f"{key}.{f} holds NaN or Inf", path)
-            arrays[f] = a
-        if len({len(a) for a in arrays.values()}) > 1:
-            raise DataError(f"{key}: the fields have different lengths {({f: len(a) for f, a in arrays.items()})}", path)
-        if "std" in arrays and (arrays["std"] < 0).any(): raise DataError(f"{key}.std has negative values", path)
-        for lo, hi in (("q01", "q99"), ("min", "max")):
-            if lo in arrays and hi in arrays and (arrays[lo] > arrays[hi]).any(): raise DataError(f"{key}: {lo} exceeds {hi}", path)
+    for key, entry in stats.items(): check_stats_entry(key, entry, path)
     return stats
+
+
+NORM_MODES = ("zscore", "quantile")
+
+
+def check_norm_stats(stats: Any, mode: Any, dims: Mapping[str, int], path: str | os.PathLike | None) -> dict[str, NormStats]:
+    """A model's saved normalisation: `mode` one of `NORM_MODES`, and for each key of `dims` (what the model normalises,
+    e.g. `{'actions': 4, 'state': 4}`) an entry of exactly that many dims holding the fields `mode` uses, with a spread
+    above zero (models save floored statistics: `floor_spread`). The `NormStats` of those keys; else a `DataError`
+    naming `path` and the entry."""
+    if mode not in NORM_MODES: raise DataError(f"normalization must be one of {NORM_MODES}, got {str(mode)[:60]!r}", path)
+    if not isinstance(stats, dict): raise DataError(f"norm_stats must be an object of entries, got {type(stats).__name__}", path)
+    lo, hi = ("q01", "q99") if mode == "quantile" else ("mean", "std")
+    out = {}
+    for key, dim in dims.items():
+        if key not in stats: raise DataError(f"norm_stats lacks the entry {key!r} (the model normalises its {dim} dims)", path)
+        arrays = check_stats_entry(f"norm_stats.{key}", stats[key], path, dim)
+        if lo not in arrays or hi not in arrays: raise DataError(f"norm_stats.{key} lacks {lo} and {hi} ({mode} normalisation)", path)
+        spread = arrays[hi] - arrays[lo] if mode == "quantile" else arrays["std"]
+        if (spread <= 0).any(): raise DataError(f"norm_stats.{key}: a spread of zero at dims {np.flatnonzero(spread <= 0).tolist()[:8]}", path)
+        out[key] = NormStats.from_dict(stats[key])
+    return out
 
 # %% ../nbs/50_transforms.ipynb #e5c4fda6
 def _sliced(a: np.ndarray, b: np.ndarray, x: np.ndarray | torch.Tensor, key: str) -> tuple[Any, Any]:

@@ -21,8 +21,7 @@ from ..config import LAQArch
 from ..core import ConfigError
 from ..laq.model import LAQModel, laq_arch
 from ..laq.train import laq_optimizer
-from ..policy import pick_device
-from ..train import autocast_dtype, compile_blocks, compile_choice, lightning_precision
+from ..train import autocast_dtype, compile_blocks, compile_choice, lightning_precision, pick_device
 
 # %% auto #0
 __all__ = ['lapa_laq_step', 'bench_laq', 'default_batch', 'cli_bench_laq', 'official_laq_dir', 'import_official_laq',
@@ -36,7 +35,7 @@ def _sync(dev: torch.device) -> None:
 def _bench_setup(device: str, precision: str, threads: int | None) -> tuple[torch.device, str]:
     """The benchmark's device and Lightning precision string; on the CPU, `threads` threads (if given) and denormals
     flushed, as LAQ's trainer does."""
-    dev = pick_device(device)
+    dev = pick_device(device, "bench.laq.device")
     if threads: torch.set_num_threads(threads)
     if dev.type == "cpu": torch.set_flush_denormal(True)
     return dev, lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")

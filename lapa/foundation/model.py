@@ -11,15 +11,16 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
-from ..train import cfg_get, pretrained_folder, replace_folder
+from ..train import cfg_get, check_state_indices, pretrained_folder, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
-from ..transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
+from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
 # %% auto #0
 __all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON', 'LEGACY_SPEC_JSON',
@@ -28,7 +29,7 @@ __all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMA
            'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images',
            'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector', 'foundation_dataset',
            'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params', 'fit_steps',
-           'spec_file', 'save_foundation', 'read_foundation', 'load_foundation', 'start_from']
+           'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation', 'start_from']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -360,8 +361,10 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         dv, dl = vision.config.hidden_size, lm.config.hidden_size
         self.projector = nn.Sequential(nn.Linear(dv, dl), nn.GELU(), nn.Linear(dl, dl))
         lat, act = spec.get("latent"), spec.get("action")
-        if (self.predict == FoundationPredict.latents) != (act is None) or (self.predict == FoundationPredict.latents and not lat):
-            raise DataError(f"a foundation spec with predict={self.predict.value} needs a {'latent' if act is None else 'action'} entry")
+        if self.predict == FoundationPredict.latents and (act is not None or not lat):
+            raise DataError("a foundation spec with predict=latents needs a latent entry and no action entry")
+        if self.predict == FoundationPredict.actions and not act:
+            raise DataError("a foundation spec with predict=actions needs an action entry")
         self.latent = LatentHead(dl, lat["num_tokens"], lat["vocab"]) if lat else None
         self.num_tokens, self.vocab = (self.latent.num_tokens, self.latent.vocab) if lat else (0, 0)
         self.state_indices = [int(i) for i in (spec.get("state") or {}).get("indices", [])] if act else []
@@ -721,12 +724,64 @@ def _upgrade_v1(info: dict, state: dict, folder: Path) -> tuple[dict, dict]:
                         "retrain it with `lapa foundation train foundation.predict=actions`", spec_file(folder))
     names = {"action_embed.": "latent.embed.", "action_head.": "latent.out."}
     state = {next((new + k[len(old):] for old, new in names.items() if k.startswith(old)), k): v for k, v in state.items()}
-    info = dict(info, format=FORMAT, latent=dict(num_tokens=info["num_tokens"], vocab=info["vocab"]), action=None, state=None)
+    info = dict(info, format=FORMAT, latent=dict(num_tokens=info.get("num_tokens"), vocab=info.get("vocab")), action=None, state=None)
     return {k: v for k, v in info.items() if k not in ("num_tokens", "vocab", "bins")}, state
 
 
+def _field(d: dict, key: str, spec: Path, prefix: str = "") -> Any:
+    if key not in d: raise DataError(f"lacks the key {prefix + key!r}", spec)
+    return d[key]
+
+
+def _count(d: dict, key: str, spec: Path, prefix: str = "") -> int:
+    v = _field(d, key, spec, prefix)
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0: raise DataError(f"{prefix}{key} must be a positive integer, got {repr(v)[:60]}", spec)
+    return v
+
+
+def check_foundation_info(info: Any, spec: Path) -> dict:
+    """A foundation checkpoint's `config.json`, checked before a model is built from it: every key the model reads, with a
+    value of the right kind; its normalisation statistics against the action head and the state view (`check_norm_stats`);
+    its tokenizer inside the folder. Anything else is a `DataError` naming the key and the file."""
+    if not isinstance(info, dict): raise DataError(f"must hold an object, got {type(info).__name__}", spec)
+    try: predict = FoundationPredict(_field(info, "predict", spec))
+    except (TypeError, ValueError):
+        raise DataError(f"predict must be one of {[p.value for p in FoundationPredict]}, got {repr(info['predict'])[:60]}", spec) from None
+    _count(info, "image_size", spec); _count(info, "max_text_len", spec)
+    for part in ("vision", "lm"):
+        d = _field(info, part, spec)
+        if not isinstance(d, dict) or not isinstance(d.get("model_type"), str):
+            raise DataError(f"{part} must be a Hugging Face model config (an object with a model_type)", spec)
+    for k in ("image_mean", "image_std"):
+        v = _field(info, k, spec)
+        a = np.asarray(v if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) else [np.nan])
+        if a.shape != (3,) or not np.isfinite(a).all() or (k == "image_std" and (a <= 0).any()):
+            raise DataError(f"{k} must be 3 finite numbers{' above zero' if k == 'image_std' else ''}, got {repr(v)[:60]}", spec)
+    tok = info.get("tokenizer", "byt5")
+    if tok != "byt5" and not (isinstance(tok, str) and not Path(tok).is_absolute() and ".." not in Path(tok).parts
+                              and (spec.parent / tok).is_dir()):
+        raise DataError(f"tokenizer must be 'byt5' or a folder inside the checkpoint, got {repr(tok)[:60]}", spec)
+    lat, act = info.get("latent"), info.get("action")
+    if lat is not None or predict == FoundationPredict.latents:
+        if not isinstance(lat, dict): raise DataError("predict=latents needs a latent entry (num_tokens, vocab)", spec)
+        _count(lat, "num_tokens", spec, "latent."); _count(lat, "vocab", spec, "latent.")
+    if predict == FoundationPredict.latents:
+        if act is not None: raise DataError("predict=latents, yet it has an action entry", spec)
+        return info
+    if not isinstance(act, dict): raise DataError("predict=actions needs an action entry (horizon, dim, head, norm_stats, ...)", spec)
+    for k in ("horizon", "dim", "num_queries"): _count(act, k, spec, "action.")
+    if act.get("head") not in ("l1", "bins"): raise DataError(f"action.head must be l1 or bins, got {repr(act.get('head'))[:60]}", spec)
+    if act["head"] == "bins": _count(act, "bins", spec, "action.")
+    state = info.get("state")
+    if state is not None and not isinstance(state, dict): raise DataError(f"state must be an object (view, indices), got {repr(state)[:60]}", spec)
+    idx = check_state_indices(state.get("indices", []), spec) if state else []
+    check_norm_stats(act.get("norm_stats"), act.get("normalization"), {"actions": act["dim"], **({"state": len(idx)} if idx else {})}, spec)
+    return info
+
+
 def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor], Path]:
-    "`(info, state_dict, folder)` of a foundation checkpoint, checked against its hash (a save cut short falls back to `.NAME.old`)."
+    """`(info, state_dict, folder)` of a foundation checkpoint, checked (`check_foundation_info`) and against its hash (a
+    save cut short falls back to `.NAME.old`)."""
     from safetensors.torch import load_file
     folder = Path(folder)
     old = folder.with_name(f".{folder.name}.old")
@@ -736,15 +791,19 @@ def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Te
     spec = spec_file(folder)
     if spec is None: raise DataError(f"not a foundation checkpoint: no {SPEC_JSON}", folder)
     info = read_json(spec)
-    if info.get("format") not in (FORMAT, "lapa.foundation/1"):
-        raise DataError(f"not a foundation model (format {info.get('format')!r})", spec)
-    weights = folder / info.get("weights", WEIGHTS)
+    if not isinstance(info, dict) or info.get("format") not in (FORMAT, "lapa.foundation/1"):
+        raise DataError(f"not a foundation model (format {info.get('format') if isinstance(info, dict) else None!r})", spec)
+    w = info.get("weights", WEIGHTS)
+    if not isinstance(w, str) or Path(w).name != w or w in (".", ".."):
+        raise DataError(f"weights must name a file in the checkpoint's folder, got {repr(w)[:60]}", spec)
+    weights = folder / w
     if not weights.is_file(): raise DataError("the weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
         raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
-    state = load_file(weights)
+    try: state = load_file(weights)
+    except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
     if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
-    return info, state, folder
+    return check_foundation_info(info, spec), state, folder
 
 
 def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu") -> FoundationVLA:
@@ -752,9 +811,15 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     from transformers import AutoTokenizer
     info, state, folder = read_foundation(folder)
     kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
-    tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
     spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
-    model = FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
+    try:
+        tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
+        model = FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
+    except DataError as e:
+        if e.path is None: raise DataError(str(e), spec_file(folder)) from e
+        raise
+    except Exception as e:   # a config the checks above let through that transformers or the heads refuse
+        raise DataError(f"cannot build the model it describes: {type(e).__name__}: {str(e)[:300]}", spec_file(folder)) from e
     try: model.load_state_dict(state)
     except RuntimeError as e: raise DataError(f"the weights do not fit the architecture: {e}", folder / WEIGHTS) from e
     return model.to(device).eval()

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
 from .model import laq_dir, load_laq
-from ..train import MODEL_JSON, WEIGHTS, model_json
+from ..train import MODEL_JSON, WEIGHTS, model_json, pick_device
 from ..shards import add_field, decode_jpeg, iter_tar_samples, write_shard
 from ..transforms import read_stats
 
@@ -91,11 +91,6 @@ def encode_pairs(model, frames: np.ndarray | torch.Tensor, batch_size: int = 256
 STATE = "labelling.json"
 
 
-def _pick_device(device: str) -> torch.device:
-    if device == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def _resume_state(out: Path, laq: dict, source: dict) -> dict[str, dict]:
     "Shards already labelled by this checkpoint from this source (verified on disk); clears the folder otherwise."
     state = read_json(out / STATE) if (out / STATE).exists() else None
@@ -132,7 +127,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     (out / "dataset.json").unlink(missing_ok=True)
     done = _resume_state(out, laq_fp, src_fp)
     todo = [r for r in rows if r["shard"] not in done]
-    model = load_laq(laq, _pick_device(device))
+    model = load_laq(laq, pick_device(device, "laq.label.device"))
     state = dict(laq=laq_fp, source=src_fp, done=done)
     counts = np.zeros((model.arch.num_tokens, model.arch.codebook_size), np.int64)
     loader = DataLoader(ShardPairs(source, todo), batch_size=None, num_workers=num_workers, collate_fn=_one)

@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from ..config import LOW_LEVEL_DATA_FIELDS, LowLevelArch
 from ..core import ConfigError, DataError, get_logger
 from huggingface_hub import PyTorchModelHubMixin
-from ..train import MODEL_JSON, WEIGHTS, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
-from ..transforms import FieldError, NormStats, compose, model_transforms
+from ..train import MODEL_JSON, WEIGHTS, check_state_indices, load_weights, model_json, plain, pretrained_folder, read_model_folder, write_model_folder
+from ..transforms import FieldError, NormStats, check_norm_stats, compose, model_transforms
 
 log = get_logger("lapa.low_level")
 
@@ -234,13 +234,20 @@ def save_low_level(model: LowLevelPolicyModel, out_dir: str | os.PathLike, extra
 def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") -> LowLevelPolicyModel:
     "A low-level model in eval mode, with its `norm_stats`, `normalization` and `info`, from a `save_low_level` folder."
     info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
-    if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", model_json(folder))
+    spec = model_json(folder)
+    if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", spec)
     try: model = LowLevelPolicyModel(LowLevelArch.from_dict(info["arch"]))
-    except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad arch: {e}", model_json(folder)) from e
+    except (ConfigError, KeyError, TypeError, ValueError) as e: raise DataError(f"bad arch: {e}", spec) from e
+    a, view = model.arch, info.get("state_view")
+    if a.use_state and view is not None:
+        if not isinstance(view, dict): raise DataError(f"state_view must be an object (view, indices), got {repr(view)[:60]}", spec)
+        check_state_indices(view.get("indices"), spec, a.state_dim, "state_view.indices")
+    stats = check_norm_stats(info["norm_stats"], info.get("normalization", "zscore"),
+                             {"actions": a.action_dim, **({"state": a.state_dim} if a.use_state else {})}, spec)
     state = {("head." + k[len("velocity."):] if k.startswith("velocity.") else k): v for k, v in state.items()}   # flow heads saved before the heads were modules
     load_weights(model, state, folder / WEIGHTS)
-    model.norm_stats = {k: NormStats.from_dict(v) for k, v in info["norm_stats"].items()}
-    model.normalization, model.info, model.state_view = info.get("normalization", "zscore"), info, info.get("state_view")
+    model.norm_stats, model.normalization, model.info = stats, info.get("normalization", "zscore"), info
+    model.state_view = view
     return model.to(device).eval()
 
 # %% ../../nbs/40_low_level.ipynb #9f1ed6ca
