@@ -26,6 +26,7 @@ class Verb:
     help: str
     stage: str = ""   # the run_dir subfolder whose out.log records the run ("" = no log file)
     overrides: bool = False  # the verb loads its own config: it gets `(None, words + overrides)` (verbs that start jobs)
+    words: bool = False      # the verb takes words besides the overrides (`config show SECTION`, `data verify DIR ...`)
 
 
 def _stage_verbs(*names: str) -> dict[tuple[str, ...], Verb]:
@@ -34,11 +35,11 @@ def _stage_verbs(*names: str) -> dict[tuple[str, ...], Verb]:
 
 
 VERBS: dict[tuple[str, ...], Verb] = {
-    ("config", "show"): Verb("lapa.cli:config_show", "print the resolved config (or one section: `lapa config show data.shard`)"),
+    ("config", "show"): Verb("lapa.cli:config_show", "print the resolved config (or one section: `lapa config show data.shard`)", words=True),
     **_stage_verbs("data"),
     ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts, a video folder or a LeRobot dataset)", "data"),
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
-    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", "data"),
+    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", "data", words=True),
     **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
@@ -83,6 +84,7 @@ def usage() -> str:
 def config_show(cfg, args: list[str]) -> int:
     "`lapa config show [SECTION]`: print the resolved config."
     from lapa.config import config_yaml
+    if len(args) > 1: raise ConfigError(f"lapa config show takes one section at most, got {' '.join(args)!r}")
     print(config_yaml(cfg, args[0] if args else None), end="")
     return 0
 
@@ -97,13 +99,16 @@ def run(argv: list[str]) -> int:
     "Run the CLI on `argv` (without the program name); return the exit code."
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage()); return 0
-    if any(a in MULTIRUN_FLAGS for a in argv): return run_sweep([a for a in argv if a not in MULTIRUN_FLAGS])
+    if any(a in MULTIRUN_FLAGS for a in argv): return exit_code_of("lapa", lambda: run_sweep([a for a in argv if a not in MULTIRUN_FLAGS]))
     return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
 
 
 def _run_verb(argv: list[str]):
     path, args, overrides = parse_argv(argv)
     verb = VERBS[path]
+    if args and not (verb.words or verb.overrides):   # a word where an override was meant (`experiment smoke`) would be ignored
+        raise ConfigError(f"lapa {' '.join(path)} takes only key=value overrides, got the word {args[0]!r} "
+                          f"(did you mean {args[0]}=...?)")
     from lapa.config import load_cfg, stage_dir
     cfg = None if verb.overrides else load_cfg(overrides)
     if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it

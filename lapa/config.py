@@ -674,7 +674,7 @@ class FinetuneConfig:
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if not 0 <= self.ema_decay < 1: p.append(("ema_decay", f"must be in [0, 1), got {self.ema_decay}"))
         if not 0 <= self.min_lr_ratio <= 1: p.append(("min_lr_ratio", f"must be in [0, 1], got {self.min_lr_ratio}"))
-        if self.global_batch_size % self.per_gpu_batch_size:
+        if self.per_gpu_batch_size > 0 and self.global_batch_size % self.per_gpu_batch_size:
             p.append(("global_batch_size", f"{self.global_batch_size} is not a multiple of per_gpu_batch_size={self.per_gpu_batch_size}"))
         if not self.init: p.append(("init", f"name an initialisation ({', '.join(INITS)}) or a checkpoint folder"))
         return p
@@ -798,7 +798,7 @@ class TrainingConfig:
             p.append(("num_epochs", f"a budget of {self.num_epochs} epoch(s) needs training.allow_multiple_epochs=true"))
         if self.total_train_samples is not None and self.total_train_samples <= 0:
             p.append(("total_train_samples", f"must be > 0, got {self.total_train_samples}"))
-        if self.global_batch_size % self.per_gpu_batch_size:
+        if self.per_gpu_batch_size > 0 and self.global_batch_size % self.per_gpu_batch_size:
             p.append(("global_batch_size", f"{self.global_batch_size} is not a multiple of per_gpu_batch_size={self.per_gpu_batch_size}"))
         return p
 
@@ -813,7 +813,10 @@ class BenchDataConfig:
     batch_size: int = 32
     repeats: int = 2
 
-    def _problems(self): return _positive(self, "num_pairs", "num_workers", "batch_size", "repeats")
+    def _problems(self):
+        p = _positive(self, "num_pairs", "num_workers", "batch_size", "repeats")
+        if not self.image_sizes or min(self.image_sizes) < 8: p.append(("image_sizes", f"must be sizes of at least 8 px, got {self.image_sizes}"))
+        return p
 
 
 @dataclass
@@ -843,7 +846,11 @@ class BenchLAQConfig:
 
     def _problems(self):
         bad = [s for s in self.sizes if s not in LAQSize.__members__]
-        return _positive(self, "steps", "rounds") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
+        p = _positive(self, "steps", "rounds") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
+        if self.batch_size is not None and self.batch_size < 1: p.append(("batch_size", f"must be >= 1 or null, got {self.batch_size}"))
+        if self.warmup < 0: p.append(("warmup", f"must be >= 0, got {self.warmup}"))
+        if self.threads is not None and self.threads < 1: p.append(("threads", f"must be >= 1 or null, got {self.threads}"))
+        return p
 
 
 @dataclass

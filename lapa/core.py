@@ -56,7 +56,8 @@ def is_override(word: str) -> bool:
 
 
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
-    "Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) / 1 (data)."
+    """Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) /
+    1 (data, or a file the system refuses: a run_dir that is a file, a full disk, no permission; the path is named)."""
     try:
         rc = fn()
         return rc if isinstance(rc, int) else 0
@@ -64,6 +65,9 @@ def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
         print(f"{prog}: error: {e}", file=sys.stderr); return 2
     except LapaError as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
+    except BrokenPipeError: raise   # the caller's reader left: not an error to report (`main` ends quietly)
+    except OSError as e:
+        print(f"{prog}: error: {e.strerror or e}{f': {e.filename}' if e.filename else ''}", file=sys.stderr); return 1
 
 
 def exit_process(code: int) -> None:
