@@ -25,7 +25,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .config import OnError
 from .core import DataError, get_logger, read_json, read_jsonl, write_json
-from .shards import decode_sample
+from .shards import dataset_info_problem, decode_sample, split_count_problems
 
 # %% auto #0
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
@@ -61,15 +61,22 @@ def dataset_folder(path: str | os.PathLike) -> Path:
 
 
 def read_shards(path: str | os.PathLike, split: str = "train", dataset: str | None = None) -> list[ShardEntry]:
-    "The shards of one split of a dataset folder (or manifest), in manifest order; `dataset` defaults to the folder name."
+    """The shards of one split of a dataset folder (or manifest), in manifest order; `dataset` defaults to the folder name.
+    Where the folder has a `dataset.json`, the manifest must add up to the samples it declares."""
     folder = dataset_folder(path)
     manifest = folder / "manifest.jsonl"
-    out = []
-    for i, row in enumerate(read_jsonl(manifest), 1):
-        missing = [k for k in ("shard", "split", "num_samples") if k not in row]
+    out, rows = [], read_jsonl(manifest)
+    for i, row in enumerate(rows, 1):
+        missing = [k for k in ("shard", "split", "num_samples") if not isinstance(row, dict) or k not in row]
         if missing: raise DataError(f"manifest line {i} lacks {missing}", manifest)
-        if row["split"] == split:
-            out.append(ShardEntry(dataset or folder.name, str(folder / row["shard"]), int(row["num_samples"]), row.get("bytes")))
+        try: n = int(row["num_samples"])
+        except (TypeError, ValueError): raise DataError(f"manifest line {i}: num_samples must be a count, got {row['num_samples']!r}", manifest) from None
+        if row["split"] == split: out.append(ShardEntry(dataset or folder.name, str(folder / row["shard"]), n, row.get("bytes")))
+    if (folder / "dataset.json").is_file():
+        info = read_json(folder / "dataset.json")
+        if problem := dataset_info_problem(info): raise DataError(problem, folder / "dataset.json")
+        if problems := split_count_problems(info, rows):
+            raise DataError(f"{problems[0]}: a build that stopped part-way, or an edited file (rebuild the dataset)", manifest)
     return out
 
 # %% ../nbs/12_loading.ipynb #255a2bf3

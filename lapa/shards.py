@@ -24,13 +24,15 @@ from tqdm.auto import tqdm
 
 from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, load_npy_bytes, npy_bytes,
                        read_json, read_jsonl, write_json, write_jsonl)
+from .transforms import check_stats_entry, read_stats
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
            'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
            'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
            'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'ImageSizeError',
-           'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'verify_dataset']
+           'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'dataset_info_problem',
+           'split_count_problems', 'stats_problems', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -200,6 +202,9 @@ class ShardSink:
     def abort(self) -> None:
         "Drop the shard being written (its temporary file is removed)."
         if self._ctx is not None:
+            tar = self._tar.tarstream   # a half-written tar: neither it nor its stream may write when collected, after the file is gone
+            tar.closed = True
+            if hasattr(tar.fileobj, "closed"): tar.fileobj.closed = True
             try: self._ctx.__exit__(RuntimeError, RuntimeError("aborted"), None)
             except RuntimeError: pass
             self._ctx = self._tar = None
@@ -238,14 +243,18 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
     if view not in VIEWS: raise ValueError(f"unknown view {view!r} (valid: {', '.join(VIEWS)})")
     st, out_dir = settings or ShardSettings(), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "dataset.json").unlink(missing_ok=True)  # the folder is incomplete until the end
+    for name in ("dataset.json", "manifest.jsonl", "stats.json"):   # the folder is incomplete until the end: no reader may
+        (out_dir / name).unlink(missing_ok=True)                     # take the old manifest's shards while new ones replace them
+    for f in out_dir.glob(".*.tar.*.tmp"): f.unlink()   # temporary shards of a build that was killed
     sinks = {sp: ShardSink(out_dir, sp, st.samples_per_shard, st.max_shard_bytes) for sp in ("train", "val")}
     steps = defaultdict(list)
-    eps_by_split, fps_seen, dims = defaultdict(list), set(), {}
+    eps_by_split, fps_seen, dims, dims_from, seen = defaultdict(list), set(), {}, {}, set()
     image_size = None
     try:
         for ep in tqdm(episodes, desc=f"shards[{view}]", unit="ep", disable=not progress):
             ep.validate()
+            if ep.episode_id in seen: raise DataError(f"episode {ep.episode_id!r} comes twice: two sources of one episode, or a copied file")
+            seen.add(ep.episode_id)
             split = (splits or {}).get(ep.episode_id, "train")
             if image_size is None: image_size = list(ep.frames.shape[1:3])
             elif list(ep.frames.shape[1:3]) != image_size:
@@ -254,7 +263,9 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
             for name, arr in (("state", ep.states), ("action", ep.actions)):
                 if arr is None or view == "video": continue
                 if dims.setdefault(f"{name}_dim", arr.shape[1]) != arr.shape[1]:
-                    raise DataError(f"episode {ep.episode_id!r} has {name} dim {arr.shape[1]}, the dataset has {dims[f'{name}_dim']}")
+                    raise DataError(f"episode {ep.episode_id!r} has {name} dim {arr.shape[1]}, episode {dims_from[name]!r} before it "
+                                    f"{dims[f'{name}_dim']}")
+                dims_from.setdefault(name, ep.episode_id)
                 if split == "train": steps[name].append(arr)
             eps_by_split[split].append(dict(episode=ep.episode_id, task=ep.task, seed=ep.seed, length=ep.length))
             fps_seen.add(float(ep.fps))
@@ -384,15 +395,55 @@ class VerifyReport:
         return head + ("OK" if self.ok else f"{len(self.problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
+def dataset_info_problem(info) -> str | None:
+    "What is wrong with a `dataset.json`'s content for reading samples (None: nothing): the image size and the dims it declares."
+    if not isinstance(info, dict): return f"dataset.json must hold an object, got {type(info).__name__}"
+    size = info.get("image_size")
+    if not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) and v > 0 for v in size)):
+        return f"image_size must be [H, W] in pixels, got {size!r}"
+    holds = set(info.get("holds") or [])
+    need = (["state_dim"] if "state.npy" in holds else []) + (["action_dim", "action_horizon"] if "action.npy" in holds else [])
+    bad = [k for k in need if not (isinstance(info.get(k), int) and info[k] > 0)]
+    return f"it holds {sorted(holds & {'state.npy', 'action.npy'})} but {bad} are not positive integers" if bad else None
+
+
+def split_count_problems(info: dict, rows: list[dict]) -> list[str]:
+    "The splits whose manifest rows do not add up to the samples `dataset.json` declares (a build stopped, a hand-edited file)."
+    out = []
+    for sp, s in (info.get("splits") or {}).items():
+        got = sum(int(r["num_samples"]) for r in rows if r["split"] == sp)
+        if isinstance(s, dict) and s.get("num_samples") is not None and got != s["num_samples"]:
+            out.append(f"manifest.jsonl lists {got} {sp} samples, dataset.json declares {s['num_samples']}")
+    return out
+
+
+def stats_problems(info: dict, path: Path) -> list[str]:
+    "What is wrong with a dataset's `stats.json` (`read_stats`' checks, the state and action entries' lengths); [] if nothing."
+    dims = {k: info.get(f"{k}_dim") for k in ("state", "action") if info.get(f"{k}_dim")}
+    if not (path / "stats.json").exists(): return [f"stats.json is missing (the dataset holds {sorted(dims)})"] if dims else []
+    try:
+        stats = read_stats(path / "stats.json")
+        for k, d in dims.items():
+            if k not in stats: return [f"stats.json has no {k!r} entry (the dataset holds {k})"]
+            check_stats_entry(k, stats[k], path / "stats.json", d)
+    except DataError as e: return [str(e)]
+    return []
+
+
 def verify_dataset(path: str | os.PathLike, max_problems: int = 100, progress: bool = True) -> VerifyReport:
     "Check every shard and sample of the dataset folder `path`; return a report listing all problems."
     path = Path(path); rep = VerifyReport(str(path))
     try:
         info = read_json(path / "dataset.json"); rows = read_jsonl(path / "manifest.jsonl")
+        problem = dataset_info_problem(info)
+        if problem: raise DataError(problem, path / "dataset.json")
+        bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict) or not {"shard", "split", "num_samples"} <= set(r)), None)
+        if bad: raise DataError(f"manifest line {bad} lacks shard, split or num_samples", path / "manifest.jsonl")
     except DataError as e:
         rep.problems.append(str(e)); return rep
+    rep.problems += split_count_problems(info, rows) + stats_problems(info, path)
     want = set(info.get("holds", []))
-    H, W = info.get("image_size") or (None, None)
+    H, W = info["image_size"]
     for row in tqdm(rows, desc="verify", unit="shard", disable=not progress):
         shard = path / row["shard"]; rep.shards += 1
         if not shard.exists(): rep.problems.append(f"{row['shard']}: listed in the manifest but missing"); continue

@@ -51,7 +51,12 @@ class ShardPairs(Dataset):
 
     def __len__(self) -> int: return len(self.rows)
 
-    def __getitem__(self, i: int) -> tuple[dict, list[dict], np.ndarray]:
+    def __getitem__(self, i: int) -> tuple[dict, list[dict] | DataError, np.ndarray | None]:
+        "A shard's item, or `(row, the DataError, None)`: raised where the shards are read, not inside a loader worker (whose traceback the DataLoader would add to its message)."
+        try: return self._read(i)
+        except DataError as e: return self.rows[i], e, None
+
+    def _read(self, i: int) -> tuple[dict, list[dict], np.ndarray]:
         row = self.rows[i]
         path = self.folder / row["shard"]
         if not path.exists(): raise DataError("shard listed in the manifest is missing", path)
@@ -133,6 +138,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     loader = DataLoader(ShardPairs(source, todo), batch_size=None, num_workers=num_workers, collate_fn=_one)
     bar = tqdm(total=sum(r["num_samples"] for r in todo), desc=f"label {source.name}", unit="pair", disable=not progress)
     for row, raws, frames in loader:
+        if isinstance(raws, DataError): raise raws
         codes = encode_pairs(model, frames, batch_size)
         for t in range(codes.shape[1]): counts[t] += np.bincount(codes[:, t], minlength=counts.shape[1])
         samples = (add_field(raw, "latent.npy", npy_bytes(c)) for raw, c in zip(raws, codes))
