@@ -14,6 +14,8 @@ import os
 import re
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -22,8 +24,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'exit_code_of',
-           'exit_process', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256',
-           'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
+           'exit_process', 'exit_with_parent', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl',
+           'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank',
+           'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -79,6 +82,16 @@ def exit_process(code: int) -> None:
     logging.shutdown()
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
+
+# %% ../nbs/00_core.ipynb #parent01c
+def exit_with_parent(poll_s: float = 1.0) -> None:
+    "In a worker process: end it (exit code 1) once the process that started it is gone, e.g. killed with SIGKILL."
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent: time.sleep(poll_s)
+        os._exit(1)
+    threading.Thread(target=watch, name="lapa-exit-with-parent", daemon=True).start()
 
 # %% ../nbs/00_core.ipynb #067cdc6a
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .config import redacted
-from .core import ConfigError, DataError, LapaError, atomic_write, get_logger, resolve_callable, write_json
+from .core import ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, resolve_callable, write_json
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
@@ -128,6 +128,7 @@ _WORKER: dict = {}
 
 def _worker_init(threads: int) -> None:
     import torch
+    exit_with_parent()   # a parent killed with SIGKILL leaves no worker behind
     torch.set_num_threads(threads)
     _WORKER.update(spec=None, policy=None, envs={})
 

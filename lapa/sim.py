@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 from tqdm.auto import tqdm
 
-from .core import ConfigError, DataError, Episode, LapaError, get_logger, read_json, read_jsonl, write_json, write_jsonl
+from .core import ConfigError, DataError, Episode, LapaError, exit_with_parent, get_logger, read_json, read_jsonl, write_json, write_jsonl
 
 _log = get_logger("lapa.sim")
 
@@ -383,6 +383,7 @@ _WORKER_CACHE: _EnvCache | None = None
 
 def _init_worker() -> None:
     global _WORKER_CACHE
+    exit_with_parent()   # a parent killed with SIGKILL leaves no worker behind
     _WORKER_CACHE = _EnvCache()
 
 
