@@ -73,9 +73,10 @@ def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[str], list[str]]:
 def usage() -> str:
     "The help text: every verb with its description."
     lines = ["usage: lapa VERB [SUBVERB] [-m] [key=value ...]", "",
-             "Every verb takes Hydra overrides (e.g. experiment=smoke run_dir=runs/x data.sim.image_size=96; +key=v adds,",
-             "~key deletes) and writes under run_dir. With -m (--multirun) a key may take several values (seed=0,1,2,",
-             "seed=range(3)): the verb runs once per combination, e.g. lapa foundation finetune -m seed=0,1,2 finetune.init=lapa,scratch", ""]
+             "Every verb takes Hydra overrides (e.g. experiment=smoke run_dir=runs/x data.sim.image_size=96; +key=v adds and",
+             "~key deletes an entry of a free-form map such as slurm.env) and writes under run_dir. With -m (--multirun) a key",
+             "may take several values (seed=0,1,2, seed=range(3)): the verb runs once per combination, e.g.",
+             "lapa foundation finetune -m seed=0,1,2 finetune.init=lapa,scratch", ""]
     w = max(len(" ".join(v)) for v in VERBS)
     lines += [f"  lapa {' '.join(v):<{w}}  {verb.help}" for v, verb in VERBS.items()]
     return "\n".join(lines)

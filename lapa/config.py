@@ -32,8 +32,8 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
            'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
            'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'validate', 'conf_dir',
-           'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate',
+           'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -1048,10 +1048,24 @@ def register_schema() -> None:
     ConfigStore.instance().store(name="lapa_schema", node=LapaConfig)
 
 # %% ../nbs/01_config.ipynb #c26544ce
+def unknown_keys(node: DictConfig, prefix: str = "") -> list[str]:
+    """Keys of `node` that its schema (a dataclass) does not have, at any depth: what `+key=value` adds to a schema section
+    (`+loader.batchsize=4` beside `loader.batch_size`) would otherwise be carried along and ignored. Free-form maps
+    (`slurm.env`) take any key."""
+    schema = OmegaConf.get_type(node)
+    known = {f.name for f in fields(schema)} if is_dataclass(schema) else None
+    out = [prefix + str(k) for k in node.keys() if known is not None and k not in known]
+    for k in node.keys():
+        if not OmegaConf.is_missing(node, k) and isinstance(v := node[k], DictConfig): out += unknown_keys(v, f"{prefix}{k}.")
+    return out
+
+
 def validate(cfg: DictConfig | Any) -> None:
-    "Raise `ConfigError` listing every value out of range, each with its full key."
+    "Raise `ConfigError` listing every value out of range and every key no schema has, each with its full key."
+    problems = [(k, "no such key (a typo? `lapa config show SECTION` lists a section's keys)") for k in
+                (unknown_keys(cfg) if isinstance(cfg, DictConfig) else [])]
+    if problems: raise ConfigError("invalid configuration:\n" + "\n".join(f"  {k}: {m}" for k, m in problems))
     obj = OmegaConf.to_object(cfg) if isinstance(cfg, DictConfig) else cfg
-    problems = []
 
     def walk(o, prefix):
         if hasattr(o, "_problems"): problems.extend((prefix + k, m) for k, m in o._problems())
