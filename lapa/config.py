@@ -1100,6 +1100,9 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
             cfg = compose(config_name=config_name, overrides=overrides)
         OmegaConf.resolve(cfg)
     except (HydraException, OmegaConfBaseException) as e:
+        key = str(e).split("'")[1] if str(e).startswith("Could not override '") else None
+        if key and " not in '" in f"{e} {e.__cause__}":   # Hydra's advice to append with + would add a key no schema has
+            raise ConfigError(f"invalid configuration: {key}: no such key (a typo? `lapa config show SECTION` lists a section's keys)") from e
         detail = f"\n{e.__cause__}" if e.__cause__ is not None else ""
         raise ConfigError(f"bad configuration: {e}{detail}") from e
     validate(cfg)
