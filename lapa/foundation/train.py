@@ -686,6 +686,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
 
     planner = WindowPlanner(sources, plan.samples_per_window, seed=int(tc.seed), allow_multiple_epochs=bool(tc.allow_multiple_epochs))
     start_window, global_step, samples_seen, run_id = 0, 0, 0, uuid.uuid4().hex[:12]
+    history, seconds_before = [], 0.0   # the curve and time of the launches before this one (a resumed run's summary has all)
     full_resume = resume is not None and not tc.resume_weights_only
     if resume is not None:
         if is_sharded(resume):   # every rank reads its own shards
@@ -701,6 +702,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
             planner.load_state_dict(state["cursor"])
             start_window, global_step, samples_seen = state["window"], state["global_step"], state["samples_seen"]
             run_id = state["wandb_id"]
+            history, seconds_before = list(state.get("history", [])), float(state.get("seconds", 0.0))
         if rank == 0: log.info("resumed from %s (%s): window %d, step %d", resume, "weights only" if tc.resume_weights_only else "full",
                  start_window, global_step)
     run_id = fabric.broadcast(run_id)
@@ -715,6 +717,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     wandb_run = _start_wandb(cfg, out_dir, run_id) if rank == 0 else None
     bar = tqdm(total=plan.total_steps, initial=global_step, desc="foundation", disable=rank != 0, dynamic_ncols=True)
     loop = StepLoop(fabric, model, optimizer, scheduler, tc, plan, ema, global_step, samples_seen, wandb_run, on_step, bar)
+    loop.history = history
     n_params = sum(p.numel() for p in module.parameters())
     if rank == 0:
         log.info("foundation: %s parameters, %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
@@ -732,7 +735,8 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                 shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error, pin_memory=fabric.device.type == "cuda"))
             state = {"version": STATE_VERSION, "window": w + 1, "global_step": loop.global_step, "samples_seen": loop.samples_seen,
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
-                     "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity}
+                     "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity,
+                     "history": loop.history, "seconds": seconds_before + time.time() - t0}
             _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
             last = loop.history[-1] if loop.history else last
         if start_window < plan.num_windows: final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
@@ -741,7 +745,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
         if wandb_run is not None: wandb_run.finish()
     summary = {"steps": loop.global_step, "samples": loop.samples_seen, "windows": plan.num_windows, "plan": asdict(plan),
                "parameters": n_params, "strategy": strategy.value, "world_size": fabric.world_size,
-               "seconds": time.time() - t0, "last": last, "history": loop.history,
+               "seconds": seconds_before + time.time() - t0, "seconds_this_launch": time.time() - t0, "last": last, "history": loop.history,
                "resumed_from": str(resume) if resume else None, "wandb_id": run_id, "top_ups": top_ups}
     if final_state is None:
         final_state = {}
