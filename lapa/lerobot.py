@@ -39,12 +39,22 @@ def lerobot_info(root: str | os.PathLike) -> dict:
     path = Path(root) / "meta" / "info.json"
     if not path.is_file(): raise DataError("not a LeRobot dataset: no meta/info.json", Path(root))
     info = read_json(path)
+    if not isinstance(info, dict): raise DataError(f"info.json must hold an object, got {type(info).__name__}", path)
     version = str(info.get("codebase_version", "?"))
     if version not in SUPPORTED_VERSIONS:
         raise DataError(f"LeRobot format {version} is not read here (supported: {', '.join(SUPPORTED_VERSIONS)}, one file per "
                         "episode); convert it with LeRobot's tools", path)
     missing = [k for k in ("fps", "features", "data_path", "video_path", "chunks_size") if k not in info]
     if missing: raise DataError(f"info.json lacks {missing}", path)
+    if not isinstance(info["features"], dict): raise DataError("info.json's features must be an object of feature name -> description", path)
+    if isinstance(info["fps"], bool) or not isinstance(info["fps"], (int, float)) or not info["fps"] > 0:
+        raise DataError(f"info.json's fps must be a positive number, got {info['fps']!r}", path)
+    if isinstance(info["chunks_size"], bool) or not isinstance(info["chunks_size"], int) or info["chunks_size"] < 1:
+        raise DataError(f"info.json's chunks_size must be a positive integer, got {info['chunks_size']!r}", path)
+    for key, fields in (("data_path", dict(episode_chunk=0, episode_index=0)), ("video_path", dict(episode_chunk=0, video_key="k", episode_index=0))):
+        try: str(info[key]).format(**fields)
+        except (KeyError, IndexError, ValueError) as e:
+            raise DataError(f"info.json's {key} {info[key]!r} must use only {{{'}, {'.join(fields)}}}: {e!r}", path) from None
     if not video_keys(info): raise DataError("the dataset has no video feature (images stored in parquet are not read)", path)
     return info
 
@@ -75,6 +85,20 @@ def _column(table, name: str, path: Path) -> np.ndarray:
     except (TypeError, ValueError) as e: raise DataError(f"column {name!r} is not a vector per frame: {e}", path) from e
 
 
+def _declared_width(info: dict, key: str) -> int | None:
+    "The per-frame width info.json declares for the feature `key` (None: not declared)."
+    shape = (info["features"].get(key) or {}).get("shape") if isinstance(info["features"].get(key), dict) else None
+    return int(np.prod(shape)) if isinstance(shape, list) and all(isinstance(s, int) for s in shape) else None
+
+
+def _checked_rows(path: Path, need: tuple[str, ...]) -> list[dict]:
+    "A metadata `.jsonl` whose rows each hold the keys `need`."
+    rows = read_jsonl(path)
+    bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict) or any(k not in r for k in need)), None)
+    if bad: raise DataError(f"line {bad} lacks {list(need)}", path)
+    return rows
+
+
 def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, image_size: int = 64,
                           max_episodes: int | None = None) -> Iterator[Episode]:
     "Yield the episodes of the LeRobot dataset in `root` (see the table above), in episode order."
@@ -84,15 +108,28 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
     cams = video_keys(info)
     if camera is None: camera = cams[0]
     elif camera not in cams: raise ConfigError(f"data.lerobot.camera={camera!r} is not a video feature of {root} (has {cams})")
-    tasks = {int(r["task_index"]): r["task"] for r in read_jsonl(root / "meta" / "tasks.jsonl")} if (root / "meta" / "tasks.jsonl").is_file() else {}
-    rows = read_jsonl(root / "meta" / "episodes.jsonl")
+    tasks_file, episodes_file = root / "meta" / "tasks.jsonl", root / "meta" / "episodes.jsonl"
+    tasks = {r["task_index"]: r["task"] for r in _checked_rows(tasks_file, ("task_index", "task"))} if tasks_file.is_file() else {}
+    rows = _checked_rows(episodes_file, ("episode_index",))
+    if not rows: raise DataError("the dataset lists no episodes", episodes_file)
+    widths = {k: _declared_width(info, k) for k in (ACTION, STATE)}
     for row in rows[:max_episodes]:
-        idx = int(row["episode_index"]); chunk = idx // int(info["chunks_size"])
+        idx = row["episode_index"]
+        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0: raise DataError(f"episode_index {idx!r} is not an episode number", episodes_file)
+        chunk = idx // info["chunks_size"]
         table_path = root / info["data_path"].format(episode_chunk=chunk, episode_index=idx)
         if not table_path.is_file(): raise DataError("the episode's parquet file is missing", table_path)
-        table = pa.parquet.read_table(table_path)
+        try: table = pa.parquet.read_table(table_path)
+        except (pa.ArrowException, OSError) as e: raise DataError(f"unreadable parquet file: {e}", table_path) from e
         actions = _column(table, ACTION, table_path)
         states = _column(table, STATE, table_path) if STATE in table.column_names else None
+        for key, arr in ((ACTION, actions), (STATE, states)):
+            if arr is not None and widths[key] is not None and arr.shape[1] != widths[key]:
+                raise DataError(f"column {key!r} has {arr.shape[1]} numbers per frame, info.json declares {widths[key]}", table_path)
+        if "episode_index" in table.column_names and len(table) and {int(v) for v in table.column("episode_index").to_pylist()} != {idx}:
+            raise DataError(f"the table holds rows of other episodes than {idx} (its episode_index column)", table_path)
+        if isinstance(row.get("length"), int) and row["length"] != len(table):
+            raise DataError(f"episodes.jsonl gives episode {idx} {row['length']} frames, its table has {len(table)} rows", table_path)
         video = root / info["video_path"].format(episode_chunk=chunk, video_key=camera, episode_index=idx)
         if not video.is_file(): raise DataError(f"the episode's {camera} video is missing", video)
         frames, _, size = read_video(video, image_size)
