@@ -127,6 +127,12 @@ class VideoSourceConfig:
     image_size: int = 64
     max_frames: Optional[int] = None
 
+    def _problems(self):
+        p = [] if self.image_size >= 8 else [("image_size", f"must be at least 8 px, got {self.image_size}")]
+        if self.max_frames is not None and self.max_frames < 2: p.append(("max_frames", f"must be >= 2 (a frame pair) or null, got {self.max_frames}"))
+        if self.fps is not None and not self.fps > 0: p.append(("fps", f"must be > 0 or null, got {self.fps}"))
+        return p
+
 
 @dataclass
 class LeRobotSourceConfig:
@@ -136,6 +142,11 @@ class LeRobotSourceConfig:
     image_size: int = "${data.sim.image_size}"  # type: ignore[assignment]  # frames are centre-cropped and resized to this
     proprio: Optional[list[int]] = None   # the entries of observation.state a policy may see; null: all of them
     max_episodes: Optional[int] = None    # read only the first N episodes
+
+    def _problems(self):
+        p = [] if self.image_size >= 8 else [("image_size", f"must be at least 8 px, got {self.image_size}")]
+        if self.max_episodes is not None and self.max_episodes < 1: p.append(("max_episodes", f"must be >= 1 or null, got {self.max_episodes}"))
+        return p
 
 
 @dataclass

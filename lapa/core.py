@@ -139,6 +139,7 @@ def read_json(path: str | os.PathLike) -> Any:
     try: return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e: raise DataError(f"malformed JSON: {e}", path) from e
     except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start}): not a JSON file", path) from e
+    except OSError as e: raise DataError(f"cannot read it: {e.strerror or e}", path) from e
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -148,6 +149,7 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     rows = []
     try: text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start}): not a JSON-lines file", path) from e
+    except OSError as e: raise DataError(f"cannot read it: {e.strerror or e}", path) from e
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip(): continue
         try: rows.append(json.loads(line))
@@ -274,6 +276,8 @@ class Episode:
                 arrs = {k: z[k] for k in ("frames", "states", "actions") if k in z.files}
         except FileNotFoundError as e: raise DataError("episode file not found", path) from e
         except Exception as e: raise DataError(f"cannot read episode: {e}", path) from e
+        missing = [k for k in ("episode_id", "instruction", "fps", "task") if not isinstance(info, dict) or k not in info]
+        if missing or "frames" not in arrs: raise DataError(f"not an episode file: it lacks {missing or ['frames']}", path)
         return cls(episode_id=info["episode_id"], frames=arrs["frames"], instruction=info["instruction"],
                    fps=info["fps"], task=info["task"], states=arrs.get("states"), actions=arrs.get("actions"),
                    success=info.get("success"), seed=info.get("seed"), source=info.get("source", "unknown"),
