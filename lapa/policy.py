@@ -474,20 +474,33 @@ RECORD_SEP = "::"   # nests the record's dicts; keys keep their own slashes (`in
 
 
 def _to_array(key: str, v: Any) -> np.ndarray:
-    a = np.asarray(v)
+    try: a = np.asarray(v)
+    except ValueError: a = np.empty(0, object)   # a ragged list
     if a.dtype.kind not in "biufU" or a.dtype.hasobject:
         raise FieldError(f"cannot record {key!r} of type {type(v).__name__} (dtype {a.dtype}): numbers, bools, str and arrays only", key)
     return a
 
 
-def save_record(path: str | os.PathLike, inputs: Mapping, outputs: Mapping) -> Path:
-    "Write one request and its reply as an npz of flat `inputs::...`, `outputs::...` arrays (atomically, no pickle)."
-    flat = flatten_dict({"inputs": dict(inputs), "outputs": dict(outputs)}, sep=RECORD_SEP)
-    arrays = {k: _to_array(k, v) for k, v in flat.items()}
+def save_record(path: str | os.PathLike, inputs: Mapping, outputs: Mapping, skip_bad: bool = False) -> list[str]:
+    """Write one request and its reply as an npz of flat `inputs::...`, `outputs::...` arrays (atomically, no pickle).
+    A value that is not a number, bool, str or array, or a key holding `::`, raises `FieldError`; with `skip_bad` it is
+    left out instead. The keys left out."""
+    both = {"inputs": dict(inputs), "outputs": dict(outputs)}
+    flat, skipped = flatten_dict({part: {k: v for k, v in d.items() if RECORD_SEP not in str(k)} for part, d in both.items()}, sep=RECORD_SEP), []
+    for part, d in both.items():   # `a::b` would be read back as {'a': {'b': ...}}, over a nested dict's entry
+        for k in (k for k in d if RECORD_SEP in str(k)):
+            if not skip_bad: raise FieldError(f"cannot record the key {str(k)[:60]!r}: it holds {RECORD_SEP!r}", str(k))
+            skipped.append(f"{part}{RECORD_SEP}{k}")
+    arrays = {}
+    for k, v in flat.items():
+        try: arrays[k] = _to_array(k, v)
+        except FieldError:
+            if not skip_bad: raise
+            skipped.append(k)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     with atomic_write(path) as f: f.write(buf.getvalue())
-    return Path(path)
+    return skipped
 
 
 def _from_array(a: np.ndarray) -> Any:
@@ -520,9 +533,11 @@ class PolicyRecorder:
         if hasattr(self.policy, "reset"): self.policy.reset()
 
     def infer(self, obs: dict) -> dict:
+        "The policy's reply; the record leaves out (with a warning) what cannot be stored, and never fails the request."
         reply = self.policy.infer(obs)
         with self._lock: n, self.count = self.count, self.count + 1
-        save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply)
+        skipped = save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply, skip_bad=True)
+        if skipped: log.warning("record step_%06d.npz leaves out %s: not a number, bool, str or array", n, [k[:60] for k in skipped[:5]])
         return reply
 
 
