@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .core import ConfigError, exit_code_of, exit_process, is_override, launch_rank, log_to_file, resolve_callable
+from .core import ConfigError, exit_code_of, exit_process, launch_rank, log_to_file, resolve_callable, split_words
 from .stages import STAGES
 
 # %% auto #0
@@ -59,8 +59,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
 # %% ../nbs/02_cli.ipynb #1534f928
 def parse_argv(argv: list[str]) -> tuple[tuple[str, ...], list[str], list[str]]:
     "Split `argv` into (verb path, positional args, Hydra overrides); unknown verbs raise `ConfigError`."
-    words = [a for a in argv if not is_override(a)]
-    overrides = [a for a in argv if is_override(a)]
+    words, overrides = split_words(argv)
     for n in (2, 1):
         if tuple(words[:n]) in VERBS: return tuple(words[:n]), words[n:], overrides
     known = sorted({v[0] for v in VERBS})

@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'exit_code_of',
-           'exit_process', 'exit_with_parent', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl',
-           'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank',
-           'log_to_file']
+__all__ = ['PARAMETER_FLAGS', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override',
+           'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'atomic_write', 'write_json',
+           'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes',
+           'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -56,6 +56,18 @@ def resolve_callable(spec: str, what: str = "") -> Callable:
 def is_override(word: str) -> bool:
     "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
     return "=" in word or word.startswith("~")
+
+
+PARAMETER_FLAGS = ("-p", "--parameter")   # `lapa nb run NOTEBOOK -p NAME VALUE`: papermill's own spelling
+
+
+def split_words(argv: list[str]) -> tuple[list[str], list[str]]:
+    "`(words, overrides)` of a command line, in order; `-p NAME VALUE` stays among the words whatever VALUE holds (`-p expr a=1`)."
+    words, overrides, i = [], [], 0
+    while i < len(argv):
+        if argv[i] in PARAMETER_FLAGS: words += argv[i:i + 3]; i += 3
+        else: (overrides if is_override(argv[i]) else words).append(argv[i]); i += 1
+    return words, overrides
 
 
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:

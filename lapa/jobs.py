@@ -18,7 +18,7 @@ import yaml
 from omegaconf import DictConfig
 
 from .config import load_cfg
-from .core import ConfigError, LapaError, atomic_write, get_logger, log_to_file
+from .core import ConfigError, LapaError, atomic_write, get_logger, log_to_file, split_words
 from .stages import STAGES, SlurmSpec
 
 log = get_logger("lapa.jobs")
@@ -57,7 +57,7 @@ def find_notebook(name: str, folder: str | os.PathLike | None = None) -> Path:
 # %% ../nbs/70_jobs.ipynb #ef32355d
 def parse_nb_args(args: list[str]) -> tuple[str, dict, list[str]]:
     "`NOTEBOOK [-p NAME VALUE ...] [key=value ...]` -> (notebook, parameters, Hydra overrides)."
-    words, overrides = [a for a in args if "=" not in a], [a for a in args if "=" in a]
+    words, overrides = split_words(args)
     name, params, i = None, {}, 0
     while i < len(words):
         w = words[i]
@@ -65,6 +65,8 @@ def parse_nb_args(args: list[str]) -> tuple[str, dict, list[str]]:
             if i + 2 >= len(words): raise ConfigError(f"{w} needs a NAME and a VALUE (`-p run_heavy true`)")
             k, v = words[i + 1], words[i + 2]
             if not k.isidentifier(): raise ConfigError(f"parameter name {k!r} is not a Python identifier")
+            if k in ("run_dir", "overrides"):   # the job's own: set from its key=value overrides, and read by the chapter's stage cell
+                raise ConfigError(f"-p {k}: lapa nb run passes {k} itself, from the job's key=value overrides (give run_dir=... or the overrides)")
             try: params[k] = yaml.safe_load(v)
             except yaml.YAMLError: params[k] = v
             i += 3
@@ -325,7 +327,7 @@ def sbatch_submit(script: str | os.PathLike) -> str:
 def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
     """`JOB [key=value ...]` or `nb NOTEBOOK [-p NAME VALUE ...] [key=value ...]` -> (job, its name, the command's own
     words, overrides). An `nb` job's notebook and parameters are checked here, before the job waits in the queue."""
-    words = [a for a in args if "=" not in a]
+    words = split_words(args)[0]
     usage = f"lapa slurm render|submit JOB [key=value ...] with JOB one of {', '.join(SLURM_JOBS)}; nb NOTEBOOK [-p NAME VALUE ...]"
     if not words: raise ConfigError(f"name the job: {usage}")
     i = args.index(words[0])
@@ -336,7 +338,7 @@ def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
     notebook, params, overrides = parse_nb_args(rest)
     path = find_notebook(notebook)
     check_parameters(path, params)
-    return job, f"nb-{path.stem}", [a for a in rest if "=" not in a], overrides
+    return job, f"nb-{path.stem}", split_words(rest)[0], overrides
 
 
 def slurm_render(cfg: DictConfig | None, args: list[str]) -> int:
