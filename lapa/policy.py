@@ -95,7 +95,7 @@ class CheckObservation:
         if not isinstance(obs, Mapping): raise DataError(f"an observation must be a dict, got {type(obs).__name__}")
         need = ([IMAGE_KEY] if self.need_image else []) + ([STATE_KEY] if self.state_dim else []) + [PROMPT_KEY]
         missing = [k for k in need if k not in obs]
-        if missing: raise FieldError(f"observation lacks {missing[0]!r} (expects {need}, got {sorted(obs)})", missing[0])
+        if missing: raise FieldError(f"observation lacks {missing[0]!r} (expects {need}, got {sorted(map(str, obs))[:20]})", missing[0])
         out = dict(obs)
         if self.need_image: out[IMAGE_KEY] = check_image(obs[IMAGE_KEY])
         if self.state_dim: out[STATE_KEY] = check_state(obs[STATE_KEY], self.state_dim)
@@ -206,6 +206,7 @@ class LAPAPolicy(BatchedPolicy):
     @torch.inference_mode()
     def infer_batch(self, observations: Sequence[dict], noise: np.ndarray | torch.Tensor | None = None) -> list[dict]:
         "`infer` for several observations in one forward pass of each model (one reply per observation, in order)."
+        if not observations: return []
         t0 = time.perf_counter()
         xs = [self._inputs(obs) for obs in observations]
         dev, a = self.device, self.arch
@@ -270,6 +271,7 @@ class VLAPolicy(BatchedPolicy):
     @torch.inference_mode()
     def infer_batch(self, observations: Sequence[dict]) -> list[dict]:
         "`infer` for several observations in one forward pass (one reply per observation, in order)."
+        if not observations: return []
         t0 = time.perf_counter()
         xs = [self._inputs(obs) for obs in observations]
         image = _stack_images(xs, self.device)
@@ -299,7 +301,8 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
         folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"
         from lapa.foundation.model import spec_file
         if spec_file(folder) is None:
-            raise DataError("no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)
+            raise DataError("not a fine-tuned VLA (no config.json): check policy.checkpoint" if cfg.policy.checkpoint else
+                            "no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)
         return VLAPolicy(folder, device=device, name=str(cfg.finetune.init) if not cfg.policy.checkpoint else "vla", **kw)
     ll_dir = low_level_dir(cfg)
     if not (ll_dir / "model.safetensors").exists():
