@@ -245,7 +245,8 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in ("dataset.json", "manifest.jsonl", "stats.json"):   # the folder is incomplete until the end: no reader may
         (out_dir / name).unlink(missing_ok=True)                     # take the old manifest's shards while new ones replace them
-    for f in out_dir.glob(".*-[0-9][0-9][0-9][0-9][0-9][0-9].tar.*.tmp"): f.unlink()   # temporary shards of a build that was killed
+    numbered = "-" + "[0-9]" * 6 + ".tar"   # the shards' names: train-000000.tar, val-000003.tar (`ShardSink`)
+    for f in out_dir.glob(f".*{numbered}.*.tmp"): f.unlink()   # temporary shards of a build that was killed
     sinks = {sp: ShardSink(out_dir, sp, st.samples_per_shard, st.max_shard_bytes) for sp in ("train", "val")}
     steps = defaultdict(list)
     eps_by_split, fps_seen, dims, dims_from, seen = defaultdict(list), set(), {}, {}, set()
@@ -282,7 +283,7 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
     stats = {name: array_stats(np.concatenate(arrs)) for name, arrs in steps.items()}
     write_json(out_dir / "stats.json", stats)
     for split in ("train", "val"):   # shards of an earlier build that this one did not rewrite (only lapa's own names)
-        for f in out_dir.glob(f"{split}-[0-9][0-9][0-9][0-9][0-9][0-9].tar"):
+        for f in out_dir.glob(split + numbered):
             if f.name not in {r["shard"] for r in rows}: f.unlink()
     info = dict(
         schema_version=SCHEMA_VERSION, view=view, fps=sorted(fps_seen)[0] if len(fps_seen) == 1 else sorted(fps_seen),

@@ -23,13 +23,14 @@ from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON', 'LEGACY_SPEC_JSON',
-           'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision', 'random_lm',
-           'model_from_config_dict', 'pretrained_vision', 'pretrained_lm', 'is_vlm_folder', 'pretrained_vlm',
-           'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins', 'as_images',
-           'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector', 'foundation_dataset',
-           'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params', 'fit_steps',
-           'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation', 'start_from']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'ACTION_HEADS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON',
+           'LEGACY_SPEC_JSON', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision',
+           'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm', 'is_vlm_folder',
+           'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins',
+           'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
+           'foundation_dataset', 'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params',
+           'fit_steps', 'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation',
+           'start_from']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -264,12 +265,15 @@ class LatentHead(nn.Module):
         return loss, (logits.detach().argmax(-1) == target).float().mean()
 
 
+ACTION_HEADS = ("l1", "bins")   # regression of the normalised chunk, or classification into bins of it
+
+
 class ActionChunkHead(nn.Module):
     "Learned query tokens; the hidden states at them, read together, give a whole action chunk in one pass."
 
     def __init__(self, width: int, num_queries: int, horizon: int, action_dim: int, kind: str = "l1", bins: int | None = None):
         super().__init__()
-        if kind not in ("l1", "bins"): raise ConfigError(f"foundation.action_head must be l1 or bins, got {kind!r}")
+        if kind not in ACTION_HEADS: raise ConfigError(f"foundation.action_head must be one of {ACTION_HEADS}, got {kind!r}")
         self.kind, self.horizon, self.action_dim = kind, int(horizon), int(action_dim)
         self.grid = ActionBins.unit(self.action_dim, int(bins or 256)) if kind == "bins" else None
         out = self.horizon * self.action_dim * (self.grid.n if self.grid else 1)
@@ -770,7 +774,7 @@ def check_foundation_info(info: Any, spec: Path) -> dict:
         return info
     if not isinstance(act, dict): raise DataError("predict=actions needs an action entry (horizon, dim, head, norm_stats, ...)", spec)
     for k in ("horizon", "dim", "num_queries"): _count(act, k, spec, "action.")
-    if act.get("head") not in ("l1", "bins"): raise DataError(f"action.head must be l1 or bins, got {repr(act.get('head'))[:60]}", spec)
+    if act.get("head") not in ACTION_HEADS: raise DataError(f"action.head must be one of {ACTION_HEADS}, got {repr(act.get('head'))[:60]}", spec)
     if act["head"] == "bins": _count(act, "bins", spec, "action.")
     state = info.get("state")
     if state is not None and not isinstance(state, dict): raise DataError(f"state must be an object (view, indices), got {repr(state)[:60]}", spec)
