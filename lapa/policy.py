@@ -526,7 +526,8 @@ class PolicyRecorder:
     def __init__(self, policy: Any, record_dir: str | os.PathLike):
         self.policy, self.record_dir = policy, Path(record_dir)
         self.record_dir.mkdir(parents=True, exist_ok=True)
-        self.count = len(list(self.record_dir.glob("step_*.npz")))   # continue the numbering of an earlier session
+        done = [int(f.stem[5:]) for f in self.record_dir.glob("step_*.npz") if f.stem[5:].isdigit()]
+        self.count = max(done, default=-1) + 1   # continue after an earlier session's last record (never over one of them)
         self._lock = threading.Lock()                                # a server runs requests on several threads
 
     @property
@@ -540,7 +541,8 @@ class PolicyRecorder:
         reply = self.policy.infer(obs)
         with self._lock: n, self.count = self.count, self.count + 1
         skipped = save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply, skip_bad=True)
-        if skipped: log.warning("record step_%06d.npz leaves out %s: not a number, bool, str or array", n, [k[:60] for k in skipped[:5]])
+        if skipped: log.warning("record step_%06d.npz leaves out %s: not a number, bool, str or array, or a key holding %r",
+                                n, [k[:60] for k in skipped[:5]], RECORD_SEP)
         return reply
 
 

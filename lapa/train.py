@@ -26,8 +26,8 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'replace_folder', 'write_model_folder', 'read_model_folder', 'pick_device', 'check_state_indices',
-           'load_weights']
+           'replace_folder', 'write_model_folder', 'read_model_folder', 'check_finite', 'pick_device',
+           'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -255,14 +255,22 @@ def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str 
     spec = model_json(folder)
     if spec is None: raise DataError(f"not a {what}: no {MODEL_JSON}", folder)
     info = read_json(spec)
-    if info.get("format") != fmt: raise DataError(f"not a {what} (format {info.get('format')!r}, expected {fmt!r})", spec)
+    got = info.get("format") if isinstance(info, dict) else f"none: it holds a {type(info).__name__}"
+    if got != fmt: raise DataError(f"not a {what} (format {got!r}, expected {fmt!r})", spec)
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.is_file(): raise DataError(f"the {what}'s weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
         raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
     try: state = load_file(weights, device=str(device))
     except Exception as e: raise DataError(f"cannot read the {what}'s weights: {e}", weights) from e
-    return info, state, folder
+    return info, check_finite(state, weights), folder
+
+
+def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    "`state`, if every floating-point tensor in it is finite; else a `DataError` naming the first that is not and `path`."
+    bad = next((k for k, v in state.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
+    if bad is not None: raise DataError(f"the weights hold NaN or Inf (first in {bad!r}): a training run that diverged?", path)
+    return state
 
 
 def pick_device(device: str | torch.device = "auto", key: str = "device") -> torch.device:

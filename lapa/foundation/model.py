@@ -18,7 +18,7 @@ from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
-from ..train import cfg_get, check_state_indices, pretrained_folder, replace_folder
+from ..train import cfg_get, check_finite, check_state_indices, pretrained_folder, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
@@ -804,7 +804,8 @@ def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Te
     if not weights.is_file(): raise DataError("the weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
         raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
-    try: state = load_file(weights)
+    try: state = check_finite(load_file(weights), weights)
+    except DataError: raise
     except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
     if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
     return check_foundation_info(info, spec), state, folder
