@@ -826,7 +826,7 @@ class BenchDataConfig:
 
     def _problems(self):
         p = _positive(self, "num_pairs", "num_workers", "batch_size", "repeats")
-        if not self.image_sizes or min(self.image_sizes) < 8: p.append(("image_sizes", f"must be sizes of at least 8 px, got {self.image_sizes}"))
+        if not self.image_sizes or min(self.image_sizes) < 8: p.append(("image_sizes", f"must list sizes of at least 8 px, got {self.image_sizes}"))
         return p
 
 

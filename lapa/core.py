@@ -82,7 +82,8 @@ def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
     except BrokenPipeError: raise   # the caller's reader left: not an error to report (`main` ends quietly)
     except OSError as e:
-        print(f"{prog}: error: {e.strerror or e}{f': {e.filename}' if e.filename else ''}", file=sys.stderr); return 1
+        what = "a file is where a folder is needed" if isinstance(e, FileExistsError) and e.filename and Path(e.filename).is_file() else e.strerror or e
+        print(f"{prog}: error: {what}{f': {e.filename}' if e.filename else ''}", file=sys.stderr); return 1
 
 
 def exit_process(code: int) -> None:

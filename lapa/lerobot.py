@@ -94,8 +94,9 @@ def _declared_width(info: dict, key: str) -> int | None:
 def _checked_rows(path: Path, need: tuple[str, ...]) -> list[dict]:
     "A metadata `.jsonl` whose rows each hold the keys `need`."
     rows = read_jsonl(path)
-    bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict) or any(k not in r for k in need)), None)
-    if bad: raise DataError(f"line {bad} lacks {list(need)}", path)
+    for i, r in enumerate(rows, 1):
+        missing = [k for k in need if not isinstance(r, dict) or k not in r]
+        if missing: raise DataError(f"line {i} lacks {missing}", path)
     return rows
 
 

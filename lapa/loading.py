@@ -25,7 +25,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .config import OnError
 from .core import DataError, get_logger, read_json, read_jsonl, write_json
-from .shards import dataset_info_problem, decode_sample, split_count_problems
+from .shards import decode_sample, manifest_problem, read_dataset_meta
 
 # %% auto #0
 __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION', 'ShardEntry', 'dataset_folder', 'read_shards',
@@ -65,19 +65,11 @@ def read_shards(path: str | os.PathLike, split: str = "train", dataset: str | No
     Where the folder has a `dataset.json`, the manifest must add up to the samples it declares."""
     folder = dataset_folder(path)
     manifest = folder / "manifest.jsonl"
-    out, rows = [], read_jsonl(manifest)
-    for i, row in enumerate(rows, 1):
-        missing = [k for k in ("shard", "split", "num_samples") if not isinstance(row, dict) or k not in row]
-        if missing: raise DataError(f"manifest line {i} lacks {missing}", manifest)
-        try: n = int(row["num_samples"])
-        except (TypeError, ValueError): raise DataError(f"manifest line {i}: num_samples must be a count, got {row['num_samples']!r}", manifest) from None
-        if row["split"] == split: out.append(ShardEntry(dataset or folder.name, str(folder / row["shard"]), n, row.get("bytes")))
-    if (folder / "dataset.json").is_file():
-        info = read_json(folder / "dataset.json")
-        if problem := dataset_info_problem(info): raise DataError(problem, folder / "dataset.json")
-        if problems := split_count_problems(info, rows):
-            raise DataError(f"{problems[0]}: a build that stopped part-way, or an edited file (rebuild the dataset)", manifest)
-    return out
+    if (folder / "dataset.json").is_file(): _, rows = read_dataset_meta(folder)
+    else:   # a manifest without a dataset.json (shards put together by hand)
+        rows = read_jsonl(manifest)
+        if problem := manifest_problem(rows): raise DataError(problem, manifest)
+    return [ShardEntry(dataset or folder.name, str(folder / r["shard"]), r["num_samples"], r.get("bytes")) for r in rows if r["split"] == split]
 
 # %% ../nbs/12_loading.ipynb #255a2bf3
 def sample_spec(info: dict) -> dict[str, list[int] | None]:
@@ -793,7 +785,7 @@ class LAPADataModule(LightningDataModule):
 
     def setup(self, stage: str | None = None) -> None:
         if self._loaders: return
-        self.info = read_json(self.dataset_dir / "dataset.json")
+        self.info, _ = read_dataset_meta(self.dataset_dir)
         spec, (rank, world) = sample_spec(self.info), self._dist()
         common = dict(rank=rank, world_size=world, num_workers=self.num_workers, seed=self.seed, on_error=self.on_error,
                       spec=spec, timeout_s=self.timeout_s, pin_memory=self.pin_memory, persistent_workers=self.persistent_workers)
@@ -873,8 +865,8 @@ def load_sources(paths: Sequence[str | os.PathLike], weights: Sequence[float] | 
     if any(w < 0 for w in weights) or not sum(weights) > 0: raise DataError(f"weights must be >= 0 with a positive sum, got {weights}")
     out = []
     for p, w, n in zip(paths, weights, names):
-        info_path = dataset_folder(p) / "dataset.json"
-        spec = sample_spec(read_json(info_path)) if info_path.exists() else None
+        folder = dataset_folder(p)
+        spec = sample_spec(read_dataset_meta(folder)[0]) if (folder / "dataset.json").exists() else None
         out.append(DataSource(n, read_shards(p, split, n), w, spec))
         if not out[-1].shards: raise DataError(f"dataset {n!r} has no {split} shards", dataset_folder(p) / "manifest.jsonl")
     return out

@@ -32,7 +32,7 @@ __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL
            'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
            'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'ImageSizeError',
            'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'dataset_info_problem',
-           'split_count_problems', 'stats_problems', 'verify_dataset']
+           'manifest_problem', 'read_dataset_meta', 'split_count_problems', 'stats_problems', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
 SCHEMA_VERSION = 1
@@ -409,6 +409,28 @@ def dataset_info_problem(info) -> str | None:
     return f"it holds {sorted(holds & {'state.npy', 'action.npy'})} but {bad} are not positive integers" if bad else None
 
 
+def manifest_problem(rows: list) -> str | None:
+    "What is wrong with a manifest's rows (None: nothing): each an object with `shard`, `split` and a count `num_samples`."
+    for i, r in enumerate(rows, 1):
+        missing = [k for k in ("shard", "split", "num_samples") if not isinstance(r, dict) or k not in r]
+        if missing: return f"manifest line {i} lacks {missing}"
+        if isinstance(r["num_samples"], bool) or not isinstance(r["num_samples"], int) or r["num_samples"] < 0:
+            return f"manifest line {i}: num_samples must be a count, got {r['num_samples']!r}"
+    return None
+
+
+def read_dataset_meta(folder: str | os.PathLike) -> tuple[dict, list[dict]]:
+    """A finished dataset folder's `dataset.json` and manifest rows, checked (`dataset_info_problem`, `manifest_problem`)
+    and against each other (`split_count_problems`): what every reader of the folder relies on. Else a `DataError`."""
+    folder = Path(folder)
+    info, rows = read_json(folder / "dataset.json"), read_jsonl(folder / "manifest.jsonl")
+    if problem := dataset_info_problem(info): raise DataError(problem, folder / "dataset.json")
+    if problem := manifest_problem(rows): raise DataError(problem, folder / "manifest.jsonl")
+    if problems := split_count_problems(info, rows):
+        raise DataError(f"{problems[0]}: a build that stopped part-way, or an edited file (rebuild the dataset)", folder / "manifest.jsonl")
+    return info, rows
+
+
 def split_count_problems(info: dict, rows: list[dict]) -> list[str]:
     "The splits whose manifest rows do not add up to the samples `dataset.json` declares (a build stopped, a hand-edited file)."
     out = []
@@ -437,10 +459,8 @@ def verify_dataset(path: str | os.PathLike, max_problems: int = 100, progress: b
     path = Path(path); rep = VerifyReport(str(path))
     try:
         info = read_json(path / "dataset.json"); rows = read_jsonl(path / "manifest.jsonl")
-        problem = dataset_info_problem(info)
-        if problem: raise DataError(problem, path / "dataset.json")
-        bad = next((i for i, r in enumerate(rows, 1) if not isinstance(r, dict) or not {"shard", "split", "num_samples"} <= set(r)), None)
-        if bad: raise DataError(f"manifest line {bad} lacks shard, split or num_samples", path / "manifest.jsonl")
+        if problem := dataset_info_problem(info): raise DataError(problem, path / "dataset.json")
+        if problem := manifest_problem(rows): raise DataError(problem, path / "manifest.jsonl")
     except DataError as e:
         rep.problems.append(str(e)); return rep
     rep.problems += split_count_problems(info, rows) + stats_problems(info, path)

@@ -14,10 +14,10 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from tqdm.auto import tqdm
 
-from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, read_jsonl, write_json, write_jsonl
+from ..core import DataError, file_sha256, get_logger, load_npy_bytes, npy_bytes, read_json, write_json, write_jsonl
 from .model import laq_dir, load_laq
 from ..train import MODEL_JSON, WEIGHTS, model_json, pick_device
-from ..shards import add_field, decode_jpeg, iter_tar_samples, write_shard
+from ..shards import add_field, decode_jpeg, iter_tar_samples, read_dataset_meta, stats_problems, write_shard
 from ..transforms import read_stats
 
 log = get_logger("lapa.laq.label")
@@ -120,9 +120,9 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     source, out = Path(source), Path(out)
     if source.resolve() == out.resolve(): raise DataError("the labelled copy must go to another folder than its source", out)
     src_fp, laq_fp = source_fingerprint(source), laq_fingerprint(laq)
-    info, rows = read_json(source / "dataset.json"), read_jsonl(source / "manifest.jsonl")
+    info, rows = read_dataset_meta(source)
     if "latent.npy" in info.get("holds", []): raise DataError("dataset is already labelled", source / "dataset.json")
-    if (source / "stats.json").exists(): read_stats(source / "stats.json")   # bad statistics stop the run before any work
+    if problems := stats_problems(info, source): raise DataError(problems[0], source / "stats.json")   # stop before any work
     if (out / "dataset.json").exists():
         have = read_json(out / "dataset.json")
         if have.get("laq", {}).get("sha256") == laq_fp["sha256"] and have.get("labelled_from") == src_fp:
