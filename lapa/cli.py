@@ -143,8 +143,9 @@ def sweep_jobs(overrides: list[str]) -> tuple[list[list[str]], list[str]]:
     "The jobs of a sweep, one override list per combination of the swept values (Hydra's syntax), and the swept keys."
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
+    from lapa.config import one_line
     try: parsed = OverridesParser.create().parse_overrides(list(overrides))
-    except HydraException as e: raise ConfigError(f"bad override: {e}") from e
+    except HydraException as e: raise ConfigError(f"bad override: {one_line(e)}") from e
     axes, swept = [], []
     for o in parsed:
         if o.is_sweep_override():

@@ -33,7 +33,7 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
            'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig',
            'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate',
-           'conf_dir', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -1075,7 +1075,7 @@ def validate(cfg: DictConfig | Any) -> None:
     "Raise `ConfigError` listing every value out of range and every key no schema has, each with its full key."
     problems = [(k, "no such key (a typo? `lapa config show SECTION` lists a section's keys)") for k in
                 (unknown_keys(cfg) if isinstance(cfg, DictConfig) else [])]
-    if problems: raise ConfigError("invalid configuration:\n" + "\n".join(f"  {k}: {m}" for k, m in problems))
+    if problems: raise ConfigError(_problems_message(problems))
     obj = OmegaConf.to_object(cfg) if isinstance(cfg, DictConfig) else cfg
 
     def walk(o, prefix):
@@ -1085,14 +1085,26 @@ def validate(cfg: DictConfig | Any) -> None:
             if is_dataclass(v): walk(v, f"{prefix}{f.name}.")
 
     walk(obj, "")
-    if problems:
-        raise ConfigError("invalid configuration:\n" + "\n".join(f"  {k}: {m}" for k, m in problems))
+    if problems: raise ConfigError(_problems_message(problems))
+
+
+def _problems_message(problems: list[tuple[str, str]]) -> str:
+    "One line for one problem (`invalid configuration: key: what`), a line per problem for several."
+    if len(problems) == 1: return "invalid configuration: {}: {}".format(*problems[0])
+    return "invalid configuration:\n" + "\n".join(f"  {k}: {m}" for k, m in problems)
 
 # %% ../nbs/01_config.ipynb #57e024d0
 def conf_dir() -> Path:
     "The folder of lapa's YAML config tree (inside the installed package)."
     import lapa
     return Path(lapa.__file__).resolve().parent / "conf"
+
+
+def one_line(e: BaseException) -> str:
+    "Hydra's or OmegaConf's error (and its cause) on one line: what is wrong and the key, without the type dump and links."
+    lines = [l.strip() for x in (e, e.__cause__) if x is not None for l in str(x).splitlines()]
+    keep = [l for l in dict.fromkeys(lines) if l and not l.startswith(("reference_type", "object_type", "See https://"))]
+    return "; ".join(keep)
 
 
 def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: str = "config") -> DictConfig:
@@ -1114,8 +1126,7 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
         key = str(e).split("'")[1] if str(e).startswith("Could not override '") else None
         if key and " not in '" in f"{e} {e.__cause__}":   # Hydra's advice to append with + would add a key no schema has
             raise ConfigError(f"invalid configuration: {key}: no such key (a typo? `lapa config show SECTION` lists a section's keys)") from e
-        detail = f"\n{e.__cause__}" if e.__cause__ is not None else ""
-        raise ConfigError(f"bad configuration: {e}{detail}") from e
+        raise ConfigError(f"bad configuration: {one_line(e)}") from e
     validate(cfg)
     return cfg
 
