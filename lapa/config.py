@@ -24,16 +24,17 @@ from .core import ConfigError, is_override
 
 # %% auto #0
 __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
-           'LowLevelConfig', 'INITS', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy', 'CheckpointFormat',
-           'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig',
-           'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision', 'Accelerator',
-           'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig',
-           'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig',
-           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
-           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig',
-           'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig',
-           'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate',
-           'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'LowLevelConfig', 'INITS', 'NO_SUCH_KEY', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy',
+           'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig',
+           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision',
+           'Accelerator', 'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig',
+           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
+           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
+           'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig',
+           'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema',
+           'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir',
+           'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -1071,10 +1072,12 @@ def unknown_keys(node: DictConfig, prefix: str = "") -> list[str]:
     return out
 
 
+NO_SUCH_KEY = "no such key (a typo? `lapa config show SECTION` lists a section's keys)"
+
+
 def validate(cfg: DictConfig | Any) -> None:
     "Raise `ConfigError` listing every value out of range and every key no schema has, each with its full key."
-    problems = [(k, "no such key (a typo? `lapa config show SECTION` lists a section's keys)") for k in
-                (unknown_keys(cfg) if isinstance(cfg, DictConfig) else [])]
+    problems = [(k, NO_SUCH_KEY) for k in (unknown_keys(cfg) if isinstance(cfg, DictConfig) else [])]
     if problems: raise ConfigError(_problems_message(problems))
     obj = OmegaConf.to_object(cfg) if isinstance(cfg, DictConfig) else cfg
 
@@ -1125,7 +1128,7 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
     except (HydraException, OmegaConfBaseException) as e:
         key = str(e).split("'")[1] if str(e).startswith("Could not override '") else None
         if key and " not in '" in f"{e} {e.__cause__}":   # Hydra's advice to append with + would add a key no schema has
-            raise ConfigError(f"invalid configuration: {key}: no such key (a typo? `lapa config show SECTION` lists a section's keys)") from e
+            raise ConfigError(_problems_message([(key, NO_SUCH_KEY)])) from e
         raise ConfigError(f"bad configuration: {one_line(e)}") from e
     validate(cfg)
     return cfg

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['PARAMETER_FLAGS', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override',
+__all__ = ['PARAMETER_FLAGS', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'is_int',
            'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'atomic_write', 'write_json',
            'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes',
            'Episode', 'get_logger', 'launch_rank', 'log_to_file']
@@ -56,6 +56,11 @@ def resolve_callable(spec: str, what: str = "") -> Callable:
 def is_override(word: str) -> bool:
     "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
     return "=" in word or word.startswith("~")
+
+
+def is_int(v: Any, minimum: int = 0) -> bool:
+    "Whether a value read from a file is an integer of at least `minimum` (a JSON `true` is not the integer 1)."
+    return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
 
 
 PARAMETER_FLAGS = ("-p", "--parameter")   # `lapa nb run NOTEBOOK -p NAME VALUE`: papermill's own spelling

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .core import ConfigError, DataError, Episode, get_logger, read_json, read_jsonl, write_json, write_jsonl
+from .core import ConfigError, DataError, Episode, get_logger, is_int, read_json, read_jsonl, write_json, write_jsonl
 from .sim import read_video
 
 _log = get_logger("lapa.lerobot")
@@ -49,7 +49,7 @@ def lerobot_info(root: str | os.PathLike) -> dict:
     if not isinstance(info["features"], dict): raise DataError("info.json's features must be an object of feature name -> description", path)
     if isinstance(info["fps"], bool) or not isinstance(info["fps"], (int, float)) or not info["fps"] > 0:
         raise DataError(f"info.json's fps must be a positive number, got {info['fps']!r}", path)
-    if isinstance(info["chunks_size"], bool) or not isinstance(info["chunks_size"], int) or info["chunks_size"] < 1:
+    if not is_int(info["chunks_size"], 1):
         raise DataError(f"info.json's chunks_size must be a positive integer, got {info['chunks_size']!r}", path)
     for key, fields in (("data_path", dict(episode_chunk=0, episode_index=0)), ("video_path", dict(episode_chunk=0, video_key="k", episode_index=0))):
         try: str(info[key]).format(**fields)
@@ -116,7 +116,7 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
     widths = {k: _declared_width(info, k) for k in (ACTION, STATE)}
     for row in rows[:max_episodes]:
         idx = row["episode_index"]
-        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0: raise DataError(f"episode_index {idx!r} is not an episode number", episodes_file)
+        if not is_int(idx): raise DataError(f"episode_index {idx!r} is not an episode number", episodes_file)
         chunk = idx // info["chunks_size"]
         table_path = root / info["data_path"].format(episode_chunk=chunk, episode_index=idx)
         if not table_path.is_file(): raise DataError("the episode's parquet file is missing", table_path)

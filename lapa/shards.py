@@ -22,7 +22,7 @@ import webdataset as wds
 from PIL import Image
 from tqdm.auto import tqdm
 
-from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, load_npy_bytes, npy_bytes,
+from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, is_int, load_npy_bytes, npy_bytes,
                        read_json, read_jsonl, write_json, write_jsonl)
 from .transforms import check_stats_entry, read_stats
 
@@ -401,11 +401,11 @@ def dataset_info_problem(info) -> str | None:
     "What is wrong with a `dataset.json`'s content for reading samples (None: nothing): the image size and the dims it declares."
     if not isinstance(info, dict): return f"dataset.json must hold an object, got {type(info).__name__}"
     size = info.get("image_size")
-    if not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) and v > 0 for v in size)):
+    if not (isinstance(size, list) and len(size) == 2 and all(is_int(v, 1) for v in size)):
         return f"image_size must be [H, W] in pixels, got {size!r}"
     holds = set(info.get("holds") or [])
     need = (["state_dim"] if "state.npy" in holds else []) + (["action_dim", "action_horizon"] if "action.npy" in holds else [])
-    bad = [k for k in need if not (isinstance(info.get(k), int) and info[k] > 0)]
+    bad = [k for k in need if not is_int(info.get(k), 1)]
     return f"it holds {sorted(holds & {'state.npy', 'action.npy'})} but {bad} are not positive integers" if bad else None
 
 
@@ -414,7 +414,7 @@ def manifest_problem(rows: list) -> str | None:
     for i, r in enumerate(rows, 1):
         missing = [k for k in ("shard", "split", "num_samples") if not isinstance(r, dict) or k not in r]
         if missing: return f"manifest line {i} lacks {missing}"
-        if isinstance(r["num_samples"], bool) or not isinstance(r["num_samples"], int) or r["num_samples"] < 0:
+        if not is_int(r["num_samples"]):
             return f"manifest line {i}: num_samples must be a count, got {r['num_samples']!r}"
     return None
 

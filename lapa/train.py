@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 import torch
 import torch.nn as nn
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
+from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
 
 log = get_logger("lapa.train")
 
@@ -287,7 +287,7 @@ def pick_device(device: str | torch.device = "auto", key: str = "device") -> tor
 
 def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | None = None, key: str = "state.indices") -> list[int]:
     "A model's state view: distinct non-negative integers (`n` of them when given); else a `DataError` naming `key` and `path`."
-    ok = isinstance(indices, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in indices)
+    ok = isinstance(indices, list) and all(is_int(i) for i in indices)
     if not ok or len(set(indices)) != len(indices):
         raise DataError(f"{key} must be a list of distinct non-negative integers, got {repr(indices)[:80]}", path)
     if n is not None and len(indices) != n: raise DataError(f"{key} names {len(indices)} positions, the model reads {n}", path)

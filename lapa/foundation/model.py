@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import FoundationPredict, stage_dir
-from ..core import ConfigError, DataError, file_sha256, get_logger, read_json, write_json
+from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
 from ..train import cfg_get, check_finite, check_state_indices, pretrained_folder, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
@@ -739,7 +739,7 @@ def _field(d: dict, key: str, spec: Path, prefix: str = "") -> Any:
 
 def _count(d: dict, key: str, spec: Path, prefix: str = "") -> int:
     v = _field(d, key, spec, prefix)
-    if not isinstance(v, int) or isinstance(v, bool) or v <= 0: raise DataError(f"{prefix}{key} must be a positive integer, got {repr(v)[:60]}", spec)
+    if not is_int(v, 1): raise DataError(f"{prefix}{key} must be a positive integer, got {repr(v)[:60]}", spec)
     return v
 
 
