@@ -11,9 +11,11 @@ import random
 os.environ.setdefault("MUJOCO_GL", "egl")  # must happen before mujoco is imported
 
 import atexit
+import contextlib
 import importlib.metadata
 import multiprocessing as mp
 import re
+import shutil
 import time
 import warnings
 import weakref
@@ -32,10 +34,11 @@ _log = get_logger("lapa.sim")
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TARGET_TASKS', 'RENDER_QUALITY', 'DEFAULT_QUALITY',
            'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
-           'INDEX_NAME', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'resolve_tasks', 'RenderQuality',
-           'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id', 'generate_episode', 'generate_episodes',
-           'save_episodes', 'read_episode_index', 'shuffled_rows', 'load_episodes', 'time_rendering', 'find_videos',
-           'centre_crop_resize', 'read_video', 'video_episode_id', 'episodes_from_videos']
+           'INDEX_NAME', 'EPISODE_FOLDERS', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task',
+           'resolve_tasks', 'RenderQuality', 'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id',
+           'generate_episode', 'generate_episodes', 'save_episodes', 'read_episode_index', 'shuffled_rows',
+           'load_episodes', 'time_rendering', 'find_videos', 'centre_crop_resize', 'read_video', 'video_episode_id',
+           'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
 INSTRUCTIONS: dict[str, str] = {
@@ -354,6 +357,7 @@ def generate_episode(task: str, seed: int, image_size: int = DEFAULT_IMAGE_SIZE,
 
 # %% ../nbs/10_sim.ipynb #09baef19
 INDEX_NAME = "episodes.jsonl"
+EPISODE_FOLDERS = ("episodes", "episodes.alt")   # a new set is written into the one the index does not name
 
 
 def _index_row(ep: Episode, rel_path: str) -> dict:
@@ -378,6 +382,31 @@ class _EnvCache:
         self.key, self.env = None, None
 
 
+@contextlib.contextmanager
+def _new_episode_folder(out_dir: Path) -> Iterator[str]:
+    """An empty folder of `EPISODE_FOLDERS` that the current index does not name, for a new set of episodes.
+
+    The previous set stays untouched until `_commit_episodes` switches the index, so a run that fails or is killed
+    leaves the last good episodes as they were; a failing run removes what it wrote (a killed one leaves it to the next)."""
+    used = set()
+    try: used = {Path(r["path"]).parts[0] for r in read_jsonl(out_dir / INDEX_NAME)}
+    except (LapaError, KeyError, TypeError, IndexError): pass   # no readable index: no set to keep
+    name = EPISODE_FOLDERS[1] if EPISODE_FOLDERS[0] in used else EPISODE_FOLDERS[0]
+    shutil.rmtree(out_dir / name, ignore_errors=True)
+    (out_dir / name).mkdir(parents=True)
+    try: yield name
+    except BaseException:
+        shutil.rmtree(out_dir / name, ignore_errors=True)
+        raise
+
+
+def _commit_episodes(out_dir: Path, folder: str, rows: list[dict]) -> None:
+    "Switch the index to the episodes in `folder` (one atomic write), then remove the other folder's set."
+    write_jsonl(out_dir / INDEX_NAME, rows)
+    for f in EPISODE_FOLDERS:
+        if f != folder: shutil.rmtree(out_dir / f, ignore_errors=True)
+
+
 _WORKER_CACHE: _EnvCache | None = None
 
 
@@ -394,7 +423,7 @@ def _episode_job(job: dict, cache: _EnvCache | None = None) -> dict:
         env = (cache or _WORKER_CACHE).get(job["task"], s["image_size"], s["camera"], s["max_steps"], s["quality"])
         ep = generate_episode(job["task"], job["seed"], env=env, **s)
         kept = bool(ep.success or job["keep_failed"])
-        rel = f"episodes/{ep.episode_id}.npz"
+        rel = f"{job['folder']}/{ep.episode_id}.npz"
         if kept: ep.save(Path(job["out_dir"]) / rel)
     except LapaError: raise
     except Exception as e:  # name the job: the worker's traceback does not reach the parent
@@ -415,34 +444,35 @@ def generate_episodes(out_dir: str | os.PathLike, tasks: str | Sequence[str] = "
     if max_steps < 1 or steps_after_success < 0:
         raise ConfigError(f"need max_steps >= 1 and steps_after_success >= 0, got {max_steps} and {steps_after_success}")
     out_dir = Path(out_dir)
-    (out_dir / "episodes").mkdir(parents=True, exist_ok=True)
     settings = dict(image_size=int(image_size), camera=camera, max_steps=int(max_steps),
                     steps_after_success=int(steps_after_success), quality=quality)
-    jobs = [dict(task=t, seed=seed_start + i, settings=settings, out_dir=str(out_dir), keep_failed=keep_failed)
-            for t in task_list for i in range(episodes_per_task)]
-    workers = max(1, min(int(workers), len(jobs)))
+    n_jobs = len(task_list) * episodes_per_task
+    workers = max(1, min(int(workers), n_jobs))
     t0, rows = time.perf_counter(), []
-    bar = tqdm(total=len(jobs), desc="expert episodes", unit="ep", disable=not progress)
+    bar = tqdm(total=n_jobs, desc="expert episodes", unit="ep", disable=not progress)
 
     def done(row):
         rows.append(row); bar.update()
         bar.set_postfix(kept=sum(r["kept"] for r in rows), failed=sum(not r["success"] for r in rows))
 
-    try:
-        if workers == 1:
-            cache = _EnvCache()
-            try:
-                for job in jobs: done(_episode_job(job, cache))
-            finally: cache.close()
-        else:  # spawned, not forked: an OpenGL context does not survive a fork
-            with mp.get_context("spawn").Pool(workers, initializer=_init_worker) as pool:
-                for row in pool.imap_unordered(_episode_job, jobs): done(row)
-                pool.close(); pool.join()
-    finally: bar.close()
-    order = {t: i for i, t in enumerate(task_list)}
-    rows.sort(key=lambda r: (order[r["task"]], r["seed"]))
-    kept = [r for r in rows if r["kept"]]
-    write_jsonl(out_dir / INDEX_NAME, [{k: v for k, v in r.items() if k not in ("kept", "seconds")} for r in kept])
+    with _new_episode_folder(out_dir) as folder:
+        jobs = [dict(task=t, seed=seed_start + i, settings=settings, out_dir=str(out_dir), folder=folder,
+                     keep_failed=keep_failed) for t in task_list for i in range(episodes_per_task)]
+        try:
+            if workers == 1:
+                cache = _EnvCache()
+                try:
+                    for job in jobs: done(_episode_job(job, cache))
+                finally: cache.close()
+            else:  # spawned, not forked: an OpenGL context does not survive a fork
+                with mp.get_context("spawn").Pool(workers, initializer=_init_worker) as pool:
+                    for row in pool.imap_unordered(_episode_job, jobs): done(row)
+                    pool.close(); pool.join()
+        finally: bar.close()
+        order = {t: i for i, t in enumerate(task_list)}
+        rows.sort(key=lambda r: (order[r["task"]], r["seed"]))
+        kept = [r for r in rows if r["kept"]]
+        _commit_episodes(out_dir, folder, [{k: v for k, v in r.items() if k not in ("kept", "seconds")} for r in kept])
     per_task = {t: dict(kept=sum(r["kept"] for r in rows if r["task"] == t),
                         failed=sum(not r["success"] for r in rows if r["task"] == t),
                         mean_length=float(np.mean([r["length"] for r in rows if r["task"] == t]))) for t in task_list}
@@ -460,16 +490,17 @@ def generate_episodes(out_dir: str | os.PathLike, tasks: str | Sequence[str] = "
 
 # %% ../nbs/10_sim.ipynb #38c783b9
 def save_episodes(episodes: Iterable[Episode], out_dir: str | os.PathLike, progress: bool = True) -> dict:
-    "Save `episodes` to `out_dir/episodes/<episode_id>.npz` with the index `out_dir/episodes.jsonl`; return counts."
+    "Save `episodes` to `out_dir/episodes/<episode_id>.npz` (or `episodes.alt/`) indexed by `out_dir/episodes.jsonl`; return counts."
     out_dir, t0, rows, per_task = Path(out_dir), time.perf_counter(), [], {}
-    for ep in tqdm(episodes, desc="saving episodes", unit="ep", disable=not progress):
-        if any(r["episode_id"] == ep.episode_id for r in rows):
-            raise DataError(f"two episodes share the id {ep.episode_id!r}", out_dir / INDEX_NAME)
-        rel = f"episodes/{ep.episode_id}.npz"
-        ep.save(out_dir / rel)
-        rows.append(_index_row(ep, rel))
-        per_task[ep.task] = per_task.get(ep.task, 0) + 1
-    write_jsonl(out_dir / INDEX_NAME, rows)
+    with _new_episode_folder(out_dir) as folder:
+        for ep in tqdm(episodes, desc="saving episodes", unit="ep", disable=not progress):
+            if any(r["episode_id"] == ep.episode_id for r in rows):
+                raise DataError(f"two episodes share the id {ep.episode_id!r}", out_dir / INDEX_NAME)
+            rel = f"{folder}/{ep.episode_id}.npz"
+            ep.save(out_dir / rel)
+            rows.append(_index_row(ep, rel))
+            per_task[ep.task] = per_task.get(ep.task, 0) + 1
+        _commit_episodes(out_dir, folder, rows)
     return dict(kept=len(rows), per_task=per_task, seconds=round(time.perf_counter() - t0, 2))
 
 
