@@ -12,7 +12,7 @@ import shutil
 import uuid
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 import torch.nn as nn
@@ -294,8 +294,26 @@ def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | N
     return indices
 
 
-def load_weights(model: torch.nn.Module, state: dict[str, torch.Tensor], path: str | os.PathLike) -> torch.nn.Module:
-    "Load `state` into `model` strictly; a mismatch is a `DataError` naming `path`."
-    try: model.load_state_dict(state)
-    except RuntimeError as e: raise DataError(f"the weights do not fit the architecture: {e}", path) from e
+def load_weights(build: Callable[[], torch.nn.Module], state: dict[str, torch.Tensor], path: str | os.PathLike,
+                 spec: str | os.PathLike | None = None) -> torch.nn.Module:
+    """The model `build()` makes, with `state` loaded strictly. It is built on the meta device first (no memory) and its
+    tensors' names and shapes compared with `state`, so a `config.json` that describes another model than its weights (an
+    image of 100,000 px, a wider layer) is refused before anything is allocated. A mismatch is a `DataError` naming the
+    first tensor that differs and `path` (the weights); a description that cannot be built names `spec` (its config)."""
+    try:
+        with torch.device("meta"): expected = build().state_dict()
+    except DataError as e:
+        if e.path is None: raise DataError(str(e), spec or path) from e
+        raise
+    except Exception as e:   # what a description lets through that the model's code (or transformers) refuses
+        raise DataError(f"cannot build the model it describes: {type(e).__name__}: {str(e)[:300]}", spec or path) from e
+    wrong = [k for k, v in expected.items() if k in state and state[k].shape != v.shape]
+    missing, unexpected = [k for k in expected if k not in state], [k for k in state if k not in expected]
+    if wrong or missing or unexpected:
+        first = (f"{wrong[0]!r} has shape {list(state[wrong[0]].shape)}, the model described {list(expected[wrong[0]].shape)}"
+                 if wrong else f"{missing[0]!r} is missing" if missing else f"{unexpected[0]!r} is not in the model described")
+        raise DataError(f"the weights do not fit the architecture: {first} "
+                        f"({len(wrong) + len(missing) + len(unexpected)} tensor(s) differ)", path)
+    model = build()
+    model.load_state_dict(state)
     return model

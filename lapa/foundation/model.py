@@ -18,7 +18,7 @@ from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
-from ..train import cfg_get, check_finite, check_state_indices, pretrained_folder, replace_folder
+from ..train import cfg_get, check_finite, check_state_indices, load_weights, pretrained_folder, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
@@ -756,6 +756,9 @@ def check_foundation_info(info: Any, spec: Path) -> dict:
         d = _field(info, part, spec)
         if not isinstance(d, dict) or not isinstance(d.get("model_type"), str):
             raise DataError(f"{part} must be a Hugging Face model config (an object with a model_type)", spec)
+    if info["vision"].get("image_size", info["image_size"]) != info["image_size"]:
+        raise DataError(f"image_size {info['image_size']} differs from the vision tower's image_size "
+                        f"{repr(info['vision']['image_size'])[:60]}", spec)
     for k in ("image_mean", "image_std"):
         v = _field(info, k, spec)
         a = np.asarray(v if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) else [np.nan])
@@ -817,17 +820,10 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     info, state, folder = read_foundation(folder)
     kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
     spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
-    try:
-        tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
-        model = FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
-    except DataError as e:
-        if e.path is None: raise DataError(str(e), spec_file(folder)) from e
-        raise
-    except Exception as e:   # a config the checks above let through that transformers or the heads refuse
-        raise DataError(f"cannot build the model it describes: {type(e).__name__}: {str(e)[:300]}", spec_file(folder)) from e
-    try: model.load_state_dict(state)
-    except RuntimeError as e: raise DataError(f"the weights do not fit the architecture: {e}", folder / WEIGHTS) from e
-    return model.to(device).eval()
+    try: tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
+    except Exception as e: raise DataError(f"cannot load its tokenizer: {type(e).__name__}: {str(e)[:300]}", folder / kind) from e
+    build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
+    return load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
 
 # %% ../../nbs/30_foundation.ipynb #1fe9c530
 TRUNK = FoundationVLA.trunk_prefixes

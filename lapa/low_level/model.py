@@ -236,16 +236,16 @@ def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") 
     info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
     spec = model_json(folder)
     if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", spec)
-    try: model = LowLevelPolicyModel(LowLevelArch.from_dict(info["arch"]))
+    try: a = LowLevelArch.from_dict(info["arch"])
     except (ConfigError, KeyError, TypeError, ValueError) as e: raise DataError(f"bad arch: {e}", spec) from e
-    a, view = model.arch, info.get("state_view")
+    view = info.get("state_view")
     if a.use_state and view is not None:
         if not isinstance(view, dict): raise DataError(f"state_view must be an object (view, indices), got {repr(view)[:60]}", spec)
         check_state_indices(view.get("indices"), spec, a.state_dim, "state_view.indices")
     stats = check_norm_stats(info["norm_stats"], info.get("normalization", "zscore"),
                              {"actions": a.action_dim, **({"state": a.state_dim} if a.use_state else {})}, spec)
     state = {("head." + k[len("velocity."):] if k.startswith("velocity.") else k): v for k, v in state.items()}   # flow heads saved before the heads were modules
-    load_weights(model, state, folder / WEIGHTS)
+    model = load_weights(lambda: LowLevelPolicyModel(a), state, folder / WEIGHTS, spec)
     model.norm_stats, model.normalization, model.info = stats, info.get("normalization", "zscore"), info
     model.state_view = view
     return model.to(device).eval()
