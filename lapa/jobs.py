@@ -24,7 +24,7 @@ from .stages import STAGES, SlurmSpec
 log = get_logger("lapa.jobs")
 
 # %% auto #0
-__all__ = ['log', 'STAGE_NOTEBOOKS', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
+__all__ = ['log', 'STAGE_NOTEBOOKS', 'PARAMETER_TYPES', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
            'notebook_parameters', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'small_png',
            'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg', 'render_template', 'job_name',
            'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit', 'slurm_render',
@@ -87,13 +87,22 @@ def notebook_parameters(path: str | os.PathLike) -> dict[str, dict]:
     return {p.name: p._asdict() for p in papermill_translators.find_translator("python3", "python").inspect(cell)}
 
 
+PARAMETER_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "list": (list,), "dict": (dict,)}
+
+
 def check_parameters(path: str | os.PathLike, params: dict) -> None:
-    "Raise `ConfigError` when `params` names a parameter that the notebook does not declare."
+    """Raise `ConfigError` when `params` names a parameter that the notebook does not declare, or gives one annotated
+    with a plain type (`PARAMETER_TYPES`) a value of another type (a bool is not an int here)."""
     declared = notebook_parameters(path)
     unknown = [k for k in params if k not in declared]
     if unknown:
         have = ", ".join(declared) or "none: it has no cell tagged `parameters`"
         raise ConfigError(f"notebook {Path(path).name} has no parameter {', '.join(map(repr, unknown))}; its parameters: {have}")
+    for k, v in params.items():
+        kind = declared[k]["inferred_type_name"]
+        ok = PARAMETER_TYPES.get(kind)
+        if ok and (not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok)):
+            raise ConfigError(f"-p {k}: notebook {Path(path).name} declares it {kind}, got {repr(v)[:60]} ({type(v).__name__})")
 
 # %% ../nbs/70_jobs.ipynb #65b7e379
 def job_kernel(folder: str | os.PathLike) -> tuple[str, dict[str, str]]:
