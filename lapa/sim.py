@@ -567,6 +567,16 @@ def centre_crop_resize(frame: np.ndarray, size: int) -> np.ndarray:
     return np.asarray(Image.fromarray(square).resize((size, size), Image.Resampling.BILINEAR))
 
 
+def _check_complete(decoded: int, counted: int, duration_us: int | None, rate, path) -> None:
+    """A `DataError` when far fewer frames decoded than the container announces: a file cut short (a copy that
+    stopped) decodes without an error up to where it ends. The announced count is the stream's frame count where the
+    container keeps one, else its duration times the frame rate (5% and 2 frames of slack for how containers round)."""
+    expected = counted or (round(duration_us / 1e6 * float(rate)) if duration_us and rate else 0)
+    if expected - decoded > max(2, 0.05 * expected):
+        raise DataError(f"decoded {decoded} frames where the container announces {expected}: the file looks truncated "
+                        "(copy it again, or move it out of the folder)", path)
+
+
 def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
                max_frames: int | None = None) -> tuple[np.ndarray, float | None, tuple[int, int]]:
     "Decode a video into (T, S, S, 3) uint8 frames (centre crop, resize), its frame rate and its original (H, W)."
@@ -582,6 +592,7 @@ def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
                 size = size or img.shape[:2]
                 frames.append(centre_crop_resize(img, image_size))
                 if max_frames and len(frames) >= max_frames: break
+            else: _check_complete(len(frames), stream.frames, container.duration, rate, path)
     except DataError: raise
     except Exception as e: raise DataError(f"cannot decode video: {type(e).__name__}: {e}", path) from e
     if not frames: raise DataError("the video holds no frames", path)
