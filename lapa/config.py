@@ -729,6 +729,8 @@ class BenchmarkConfig:
     label_scaling_episodes_per_task: Optional[int] = None  # test seeds per task of the scaling points (null: eval's)
     demonstration: bool = True        # the report says the run demonstrates the path, it does not test the claim
     task_rule: str = ""               # how the tasks were chosen, stated before any result (printed in the report)
+    task_rule_tasks: list[str] = field(default_factory=list)   # the tasks the rule gave: the report states the rule
+                                      # only for a run of those tasks (a run given other tasks says so instead)
     bootstrap: int = 10000            # resamples of the paired bootstrap
 
     def _problems(self):

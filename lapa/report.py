@@ -235,7 +235,11 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
     fails = sum(not r["success"] for r in expert.get("episodes", []))
     lines = ["## Protocol", "", "| | |", "|---|---|",
              f"| tasks | {len(plan['tasks'])}: {', '.join(t.replace('-v3', '') for t in plan['tasks'])} |"]
-    if b.task_rule: lines.append(f"| how they were chosen | {b.task_rule} |")
+    if b.task_rule and (not b.task_rule_tasks or sorted(b.task_rule_tasks) == sorted(plan["tasks"])):
+        lines.append(f"| how they were chosen | {b.task_rule} |")
+    elif b.task_rule:   # the experiment's rule names other tasks: it says nothing of how these were chosen
+        lines.append("| how they were chosen | given with `data.sim.tasks` (not the tasks of the experiment's rule, "
+                     "`benchmark.task_rule`; set it to state this run's) |")
     lines += [f"| video pool (LAQ, latent pretraining) | {gen.get('kept', '?')} expert episodes ({cfg.data.sim.episodes_per_task} per task, "
               f"env seeds from {cfg.data.sim.seed_start}); train {n_train.get('train', '?')}, val {n_train.get('val', '?')} |",
               f"| labelled episodes per task | {cfg.data.labelled.episodes_per_task}, drawn from the training episodes by each training seed |",
