@@ -26,7 +26,7 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'replace_folder', 'write_model_folder', 'read_model_folder', 'check_finite', 'pick_device',
+           'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'check_finite', 'pick_device',
            'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
@@ -246,9 +246,8 @@ def write_model_folder(out_dir: str | os.PathLike, state_dict: dict[str, torch.T
 
 def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str | torch.device = "cpu") -> tuple[dict, dict, Path]:
     """`(info, state_dict, folder)` of a folder `write_model_folder` wrote (or its `config.json` / weights; an older
-    folder's `model.json`), checked: the format tag must be `fmt` and the weights must match their hash. `what` names the
-    model in errors."""
-    from safetensors.torch import load_file
+    folder's `model.json`), checked: the format tag must be `fmt`, the weights as `read_weights` checks them. `what` names
+    the model in errors."""
     path = Path(path)
     if not path.exists(): raise DataError(f"no {what} here", path)
     folder = path if path.is_dir() else path.parent
@@ -257,13 +256,24 @@ def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str 
     info = read_json(spec)
     got = info.get("format") if isinstance(info, dict) else f"none: it holds a {type(info).__name__}"
     if got != fmt: raise DataError(f"not a {what} (format {got!r}, expected {fmt!r})", spec)
-    weights = folder / info.get("weights", WEIGHTS)
+    return info, read_weights(info, folder, spec, what, device), folder
+
+
+def read_weights(info: dict, folder: Path, spec: Path, what: str = "model", device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+    """The weights a model folder's description `info` (read from `spec`) names, checked: `weights` (default
+    `model.safetensors`) is a file inside `folder`, it matches `weights_sha256` where the description holds one, it
+    reads as safetensors, and every floating-point tensor in it is finite. Else a `DataError` naming the file."""
+    from safetensors.torch import load_file
+    w = info.get("weights", WEIGHTS)
+    if not isinstance(w, str) or Path(w).name != w or w in (".", ".."):
+        raise DataError(f"weights must name a file in the {what}'s folder, got {repr(w)[:60]}", spec)
+    weights = folder / w
     if not weights.is_file(): raise DataError(f"the {what}'s weights file is missing", weights)
     if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
         raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
     try: state = load_file(weights, device=str(device))
-    except Exception as e: raise DataError(f"cannot read the {what}'s weights: {e}", weights) from e
-    return info, check_finite(state, weights), folder
+    except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
+    return check_finite(state, weights)
 
 
 def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:

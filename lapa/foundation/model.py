@@ -18,7 +18,7 @@ from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
-from ..train import cfg_get, check_finite, check_state_indices, load_weights, pretrained_folder, replace_folder
+from ..train import cfg_get, check_state_indices, load_weights, pretrained_folder, read_weights, replace_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
@@ -789,7 +789,6 @@ def check_foundation_info(info: Any, spec: Path) -> dict:
 def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor], Path]:
     """`(info, state_dict, folder)` of a foundation checkpoint, checked (`check_foundation_info`) and against its hash (a
     save cut short falls back to `.NAME.old`)."""
-    from safetensors.torch import load_file
     folder = Path(folder)
     old = folder.with_name(f".{folder.name}.old")
     if not folder.exists() and spec_file(old):   # a save stopped between its two renames
@@ -800,16 +799,7 @@ def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Te
     info = read_json(spec)
     if not isinstance(info, dict) or info.get("format") not in (FORMAT, "lapa.foundation/1"):
         raise DataError(f"not a foundation model (format {info.get('format') if isinstance(info, dict) else None!r})", spec)
-    w = info.get("weights", WEIGHTS)
-    if not isinstance(w, str) or Path(w).name != w or w in (".", ".."):
-        raise DataError(f"weights must name a file in the checkpoint's folder, got {repr(w)[:60]}", spec)
-    weights = folder / w
-    if not weights.is_file(): raise DataError("the weights file is missing", weights)
-    if info.get("weights_sha256") and file_sha256(weights) != info["weights_sha256"]:
-        raise DataError(f"the weights do not match the hash in {spec.name} (a partial or foreign file)", weights)
-    try: state = check_finite(load_file(weights), weights)
-    except DataError: raise
-    except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
+    state = read_weights(info, folder, spec, "checkpoint")
     if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
     return check_foundation_info(info, spec), state, folder
 
