@@ -18,7 +18,7 @@ import yaml
 from omegaconf import DictConfig
 
 from .config import load_cfg
-from .core import ConfigError, LapaError, atomic_write, get_logger, log_to_file, split_words
+from .core import PARAMETER_FLAGS, ConfigError, LapaError, atomic_write, get_logger, log_to_file, split_words
 from .stages import STAGES, SlurmSpec
 
 log = get_logger("lapa.jobs")
@@ -61,7 +61,7 @@ def parse_nb_args(args: list[str]) -> tuple[str, dict, list[str]]:
     name, params, i = None, {}, 0
     while i < len(words):
         w = words[i]
-        if w in ("-p", "--parameter"):
+        if w in PARAMETER_FLAGS:
             if i + 2 >= len(words): raise ConfigError(f"{w} needs a NAME and a VALUE (`-p run_heavy true`)")
             k, v = words[i + 1], words[i + 2]
             if not k.isidentifier(): raise ConfigError(f"parameter name {k!r} is not a Python identifier")
