@@ -5,12 +5,16 @@
 # %% ../nbs/12_loading.ipynb #47bfc3c1
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import hashlib
 import json
 import math
 import os
 import random
+import signal
 import tarfile
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -33,10 +37,10 @@ __all__ = ['log', 'TAR_BLOCK', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'CURSOR_VERSION',
            'read_shard', 'SkipCounter', 'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked',
            'sample_mismatch', 'assemble', 'collate', 'concat_batches', 'split_batch', 'shm_free_bytes', 'shared_empty',
            'FramePool', 'BatchBuilder', 'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList',
-           'ShardStream', 'stop_workers', 'with_last', 'PassPosition', 'ShardLoader', 'LAPADataModule',
-           'LoaderPosition', 'DataSource', 'load_sources', 'samples_per_window', 'total_samples', 'Budget',
-           'budget_from_cfg', 'DatasetCursor', 'dataset_order', 'DataCursor', 'Window', 'take_window', 'WindowPlanner',
-           'window_loader']
+           'ShardStream', 'stop_workers', 'dump_stacks_on_signal', 'stall_report', 'read_batches', 'with_last',
+           'PassPosition', 'ShardLoader', 'LAPADataModule', 'LoaderPosition', 'DataSource', 'load_sources',
+           'samples_per_window', 'total_samples', 'Budget', 'budget_from_cfg', 'DatasetCursor', 'dataset_order',
+           'DataCursor', 'Window', 'take_window', 'WindowPlanner', 'window_loader']
 
 # %% ../nbs/12_loading.ipynb #60a2a589
 log = get_logger("lapa.loading")
@@ -540,6 +544,36 @@ def stop_workers(batches: Iterator) -> None:
     if stop is not None: stop()
 
 
+def dump_stacks_on_signal(worker_id: int = 0) -> None:
+    """Started in each DataLoader worker (`worker_init_fn`): on SIGUSR1 the worker writes every thread's stack to
+    stderr (file descriptor 2, which a notebook's captured `sys.stderr` lacks). A stalled loader asks its workers for
+    this (`stall_report`); faulthandler writes without taking any Python lock, so even a worker stuck on a lock answers."""
+    if hasattr(signal, "SIGUSR1"): faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)
+
+
+def stall_report(batches: Iterator, where: str, timeout_s: float, wait_s: float = 0.5) -> str:
+    """What to say when DataLoader iterator `batches` timed out: each of its workers, alive or with its exit code. The
+    live ones are asked (SIGUSR1, see `dump_stacks_on_signal`) to write their stacks to stderr first."""
+    workers = list(getattr(batches, "_workers", []))
+    alive = [w for w in workers if w.is_alive()]
+    if alive and hasattr(signal, "SIGUSR1"):
+        for w in alive:
+            with contextlib.suppress(ProcessLookupError): os.kill(w.pid, signal.SIGUSR1)
+        time.sleep(wait_s)   # the workers write their stacks while this process waits, before they are stopped
+    state = ", ".join(f"pid {w.pid} " + ("alive" if w.is_alive() else f"exited with {w.exitcode}") for w in workers)
+    return (f"{where}: no batch from its {len(workers)} worker process(es) within {timeout_s:g} s ({state}); "
+            "the live ones wrote every thread's stack to stderr")
+
+
+def read_batches(batches: Iterator, where: str, timeout_s: float) -> Iterator:
+    "The items of DataLoader iterator `batches`; its timeout becomes a `RuntimeError` saying which workers stalled where."
+    try:
+        yield from batches
+    except RuntimeError as e:
+        if "timed out" not in str(e): raise
+        raise RuntimeError(stall_report(batches, where, timeout_s)) from e
+
+
 def with_last(items: Iterable) -> Iterator[tuple[Any, bool]]:
     "`(item, is_last)` for each of `items`, reading one item ahead."
     it = iter(items)
@@ -686,12 +720,13 @@ class ShardLoader(PassPosition):
                 source = torch.zeros(1, dtype=torch.int64).share_memory_()
                 self._persistent = (DataLoader(self.stream(epoch_source=source, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is,
                                                num_workers=self.num_workers, pin_memory=self.pin_memory, timeout=self.timeout_s,
-                                               persistent_workers=True, generator=torch.Generator()), source)
+                                               worker_init_fn=dump_stacks_on_signal, persistent_workers=True,
+                                               generator=torch.Generator()), source)
             loader, source = self._persistent
             source[0] = e
             loader.generator.manual_seed(self.seed * 100_003 + e)
             return loader
-        kw = dict(timeout=self.timeout_s, persistent_workers=False) if self.num_workers else {}
+        kw = dict(timeout=self.timeout_s, persistent_workers=False, worker_init_fn=dump_stacks_on_signal) if self.num_workers else {}
         return DataLoader(self.stream(e, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 
@@ -722,7 +757,7 @@ class ShardLoader(PassPosition):
         loader = self.dataloader(epoch)
         pool, batches = loader.dataset.pool, iter(loader)
         try:
-            for b in batches:
+            for b in read_batches(batches, f"{self.name} (rank {self.rank}, epoch {epoch})", self.timeout_s):
                 b = from_wire(b, self.pin_memory, pool)
                 skipped += b["skipped"]; st["skipped"] += b["skipped"]; st["dropped"] += b["dropped"]
                 st["reasons"].extend(b["skip_reasons"][:max(0, 20 - len(st["reasons"]))])
