@@ -5,6 +5,7 @@
 # %% ../nbs/70_jobs.ipynb #820d6fa8
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -25,10 +26,10 @@ log = get_logger("lapa.jobs")
 
 # %% auto #0
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'PARAMETER_TYPES', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
-           'notebook_parameters', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run', 'small_png',
-           'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg', 'render_template', 'job_name',
-           'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch', 'sbatch_submit', 'slurm_render',
-           'slurm_submit']
+           'notebook_parameters', 'parameter_types', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run',
+           'small_png', 'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg',
+           'render_template', 'job_name', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch',
+           'sbatch_submit', 'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
 STAGE_NOTEBOOKS = tuple(s.notebook for s in STAGES.values() if s.notebook)   # the chapters that run a stage as a job
@@ -78,21 +79,57 @@ def parse_nb_args(args: list[str]) -> tuple[str, dict, list[str]]:
 
 # %% ../nbs/70_jobs.ipynb #00c5e5be
 def notebook_parameters(path: str | os.PathLike) -> dict[str, dict]:
-    "The parameters the notebook's `parameters` cell declares: `{name: {inferred_type_name, default, help}}` (papermill)."
+    """The parameters the notebook's `parameters` cell declares, in order: `{name: {inferred_type_name, default, help}}`
+    for each assignment at the cell's top level, with the annotation's source as `inferred_type_name` ('None' without
+    one) and the line's trailing comment as `help`. Read with `ast`, not papermill's line pattern, which drops a
+    parameter annotated `str | None` (papermill injects a value for it all the same)."""
     import nbformat
-    from papermill.translators import papermill_translators
     nb = nbformat.read(str(path), as_version=4)
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None: return {}
-    return {p.name: p._asdict() for p in papermill_translators.find_translator("python3", "python").inspect(cell)}
+    lines = [("" if l.lstrip().startswith(("%", "!")) else l) for l in cell.source.splitlines()]   # IPython magics
+    try: tree = ast.parse("\n".join(lines))
+    except SyntaxError as e:
+        raise ConfigError(f"notebook {Path(path).name}: its parameters cell is not Python (line {e.lineno}: {e.msg})") from e
+    def entry(node, annotation):
+        rest = lines[node.end_lineno - 1][node.end_col_offset:].strip()
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str): kind = annotation.value   # x: "int"
+        else: kind = "None" if annotation is None else ast.unparse(annotation)
+        return dict(inferred_type_name=kind, default=ast.unparse(node.value), help=rest[1:].strip() if rest.startswith("#") else "")
+    declared = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            declared[node.target.id] = entry(node, node.annotation)
+        elif isinstance(node, ast.Assign):
+            declared.update((t.id, entry(node, None)) for t in node.targets if isinstance(t, ast.Name))
+    return declared
 
 
 PARAMETER_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "list": (list,), "dict": (dict,)}
 
 
+def parameter_types(annotation: str) -> tuple[type, ...] | None:
+    """The types a parameter annotated `annotation` takes: a plain type of `PARAMETER_TYPES`, its container for a
+    generic (`list[str]`: a list), either side of `X | None` or `Optional[X]`; None where any part is something else
+    (then the value is not checked)."""
+    def types(node) -> tuple[type, ...] | None:
+        if isinstance(node, ast.Constant) and node.value is None: return (type(None),)
+        if isinstance(node, ast.Name): return PARAMETER_TYPES.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            left, right = types(node.left), types(node.right)
+            return left + right if left and right else None
+        if isinstance(node, ast.Subscript):
+            base = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+            if base == "Optional": return (inner := types(node.slice)) and inner + (type(None),)
+            return PARAMETER_TYPES.get(base) if base in ("list", "dict") else None
+        return None
+    try: return types(ast.parse(annotation, mode="eval").body)
+    except SyntaxError: return None
+
+
 def check_parameters(path: str | os.PathLike, params: dict) -> None:
     """Raise `ConfigError` when `params` names a parameter that the notebook does not declare, or gives one annotated
-    with a plain type (`PARAMETER_TYPES`) a value of another type (a bool is not an int here)."""
+    with a type `parameter_types` knows a value of another type (a bool is not an int here)."""
     declared = notebook_parameters(path)
     unknown = [k for k in params if k not in declared]
     if unknown:
@@ -100,7 +137,7 @@ def check_parameters(path: str | os.PathLike, params: dict) -> None:
         raise ConfigError(f"notebook {Path(path).name} has no parameter {', '.join(map(repr, unknown))}; its parameters: {have}")
     for k, v in params.items():
         kind = declared[k]["inferred_type_name"]
-        ok = PARAMETER_TYPES.get(kind)
+        ok = parameter_types(kind) if kind != "None" else None   # 'None': no annotation (papermill's name for it)
         if ok and (not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok)):
             raise ConfigError(f"-p {k}: notebook {Path(path).name} declares it {kind}, got {repr(v)[:60]} ({type(v).__name__})")
 
