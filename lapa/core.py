@@ -77,7 +77,8 @@ def split_words(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
     """Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) /
-    1 (data, or a file the system refuses: a run_dir that is a file, a full disk, no permission; the path is named)."""
+    1 (data, or a file the system refuses: a run_dir that is a file, a full disk, no permission; the path is named), or
+    `prog: interrupted` and 130 after Ctrl-C (the shell's code for SIGINT; Lightning's trainers end such a run themselves)."""
     try:
         rc = fn()
         return rc if isinstance(rc, int) else 0
@@ -85,6 +86,8 @@ def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
         print(f"{prog}: error: {e}", file=sys.stderr); return 2
     except LapaError as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr); return 130
     except BrokenPipeError: raise   # the caller's reader left: not an error to report (`main` ends quietly)
     except OSError as e:
         what = "a file is where a folder is needed" if isinstance(e, FileExistsError) and e.filename and Path(e.filename).is_file() else e.strerror or e
