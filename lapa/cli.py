@@ -15,8 +15,8 @@ from .core import ConfigError, exit_code_of, exit_process, launch_rank, log_to_f
 from .stages import STAGES
 
 # %% auto #0
-__all__ = ['VERBS', 'MULTIRUN_FLAGS', 'Verb', 'parse_argv', 'usage', 'config_show', 'run', 'main', 'sweep_jobs', 'job_tag',
-           'run_sweep']
+__all__ = ['VERBS', 'MULTIRUN_FLAGS', 'HELP_FLAGS', 'Verb', 'parse_argv', 'usage', 'config_show', 'verb_help', 'run', 'main',
+           'sweep_jobs', 'job_tag', 'run_sweep']
 
 # %% ../nbs/02_cli.ipynb #1aabd119
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     **_stage_verbs("data"),
     ("data", "gen"): Verb("lapa.data:data_gen", "generate episodes (Meta-World experts, a video folder or a LeRobot dataset)", "data"),
     ("data", "shard"): Verb("lapa.data:data_shard", "write WebDataset shards, manifest and stats from the episodes", "data"),
-    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", "data", words=True),
+    ("data", "verify"): Verb("lapa.data:data_verify", "decode every sample of the run's datasets (or of the folders named: `lapa data verify DIR ...`) and report problems", words=True),   # read-only: no log file in run_dir
     **_stage_verbs(*(n for n in STAGES if n != "data")),
     ("serve",): Verb("lapa.serving:cli_serve", "serve the run's policy over a websocket (openpi's protocol; `serve.*`)", "serve"),
     ("nb", "run"): Verb("lapa.jobs:nb_run", "papermill a notebook (`20_laq` or a path) into run_dir/notebooks; `-p NAME VALUE` sets a parameter", "", True),
@@ -92,13 +92,24 @@ def config_show(cfg, args: list[str]) -> int:
 _STAGE_OF_VERB = {s.verb: s.name for s in STAGES.values()}
 
 
-MULTIRUN_FLAGS = ("-m", "--multirun")
+MULTIRUN_FLAGS, HELP_FLAGS = ("-m", "--multirun"), ("-h", "--help")
+
+
+def verb_help(argv: list[str]) -> int:
+    "`lapa VERB [SUBVERB] --help`: that verb's usage and description."
+    path, _, _ = parse_argv([a for a in argv if a not in HELP_FLAGS])
+    verb = VERBS[path]
+    words = " [WORD ...]" if verb.words or verb.overrides else ""
+    print(f"usage: lapa {' '.join(path)}{words} [-m] [key=value ...]\n\n{verb.help}\n\n"
+          "`lapa config show [SECTION]` prints the config it reads; `lapa --help` lists every verb.")
+    return 0
 
 
 def run(argv: list[str]) -> int:
     "Run the CLI on `argv` (without the program name); return the exit code."
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage()); return 0
+    if any(a in HELP_FLAGS for a in argv): return exit_code_of("lapa", lambda: verb_help(argv))
     if any(a in MULTIRUN_FLAGS for a in argv): return exit_code_of("lapa", lambda: run_sweep([a for a in argv if a not in MULTIRUN_FLAGS]))
     return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
 
@@ -175,10 +186,24 @@ def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) ->
     return [[*job, f"{key}={out / job_tag(job, swept)}"] for job, out in zip(jobs, outs)]
 
 
+def _check_jobs(jobs: list[list[str]]) -> None:
+    "Load every job's config before the first job runs: a bad combination is a `ConfigError` listing each (one line per problem)."
+    from lapa.config import load_cfg
+    problems: dict[str, list[str]] = {}
+    for job in jobs:
+        try: load_cfg(job)
+        except ConfigError as e: problems.setdefault(str(e), []).append(" ".join(job))
+    if problems:
+        lines = [f"{why} (job{'s' if len(js) > 1 else ''}: {'; '.join(js) if len(js) < len(jobs) else 'all'})" for why, js in problems.items()]
+        raise ConfigError(f"{sum(map(len, problems.values()))} of the sweep's {len(jobs)} jobs have a bad configuration, so none ran:\n" + "\n".join(lines))
+
+
 def run_sweep(argv: list[str]) -> int:
     "`lapa VERB -m overrides`: run the verb once per combination of the swept values; the first failure's exit code."
     path, args, overrides = parse_argv(argv)
     jobs, swept = sweep_jobs(overrides)
+    if not jobs: raise ConfigError(f"the sweep has no jobs: a swept key has no values ({' '.join(overrides)})")
+    if not VERBS[path].overrides: _check_jobs(jobs)
     jobs = _separate(path, jobs, swept)
     root, codes = logging.getLogger("lapa"), []
     for i, job in enumerate(jobs):
