@@ -10,6 +10,7 @@ import functools
 import importlib.metadata
 import math
 import platform
+import re
 import subprocess
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
@@ -32,9 +33,9 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
            'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
            'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig',
-           'BenchConfig', 'ServeConfig', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema',
-           'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml', 'stage_dir',
-           'source_version', 'record_run']
+           'BenchConfig', 'ServeConfig', 'EvalConfig', 'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml',
+           'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -810,6 +811,7 @@ class TrainingConfig:
             p.append(("total_train_samples", "set training.total_train_samples or training.num_epochs"))
         if self.num_epochs is not None and not self.allow_multiple_epochs:   # as VLA Foundry: a budget in epochs is a deliberate choice
             p.append(("num_epochs", f"a budget of {self.num_epochs} epoch(s) needs training.allow_multiple_epochs=true"))
+        if self.num_epochs is not None and self.num_epochs < 1: p.append(("num_epochs", f"must be >= 1, got {self.num_epochs}"))
         if self.total_train_samples is not None and self.total_train_samples <= 0:
             p.append(("total_train_samples", f"must be > 0, got {self.total_train_samples}"))
         if self.per_gpu_batch_size > 0 and self.global_batch_size % self.per_gpu_batch_size:
@@ -984,7 +986,22 @@ class EvalConfig:
         if self.videos_per_task < 0: p.append(("videos_per_task", f"must be >= 0, got {self.videos_per_task}"))
         if self.video_format not in ("gif", "mp4"): p.append(("video_format", f"must be gif or mp4, got {self.video_format!r}"))
         if self.client not in ("lapa", "openpi"): p.append(("client", f"must be lapa or openpi, got {self.client!r}"))
+        if self.tasks is not None and not self.tasks:
+            p.append(("tasks", "an empty list names no task: list at least one, or null for data.sim.tasks"))
+        if self.server is not None and (why := server_problem(self.server)): p.append(("server", why))
         return p
+
+
+def server_problem(server: str) -> str | None:
+    "What is wrong with a policy server's address (None: nothing): it must be HOST:PORT or ws[s]://HOST[:PORT][/PATH]."
+    from urllib.parse import urlsplit
+    try:
+        url = urlsplit(server if "://" in server else f"ws://{server}")
+        url.port   # raises ValueError for a port that is not a number in 0-65535
+    except ValueError as e: return f"not HOST:PORT or ws://HOST:PORT ({e}): {server!r}"
+    if url.scheme not in ("ws", "wss"): return f"the scheme must be ws or wss: {server!r}"
+    if not url.hostname: return f"no host: {server!r} (HOST:PORT or ws://HOST:PORT)"
+    return None
 
 
 @dataclass
@@ -1019,6 +1036,12 @@ class SlurmConfig:
             p.append(("container_image", "container_mounts/container_workdir need a container_image"))
         for k in self.env:
             if not k.replace("_", "a").isalnum() or k[0].isdigit(): p.append(("env", f"{k!r} is not an environment variable name"))
+        if not re.fullmatch(r"(\d+-)?\d+(:\d+){0,2}|UNLIMITED|infinite", self.time):   # sbatch --time's forms
+            p.append(("time", f"must be MINUTES, [DAYS-]HOURS:MINUTES[:SECONDS] or DAYS-HOURS, got {self.time!r}"))
+        if self.mem is not None and not re.fullmatch(r"\d+[KMGT]?", str(self.mem)):
+            p.append(("mem", f"must be a size such as 64G or 0 (all of the node's memory), got {self.mem!r}"))
+        if self.job_name is not None and not re.fullmatch(r"[\w.+-]+", self.job_name):
+            p.append(("job_name", f"must be letters, digits and _.+- only, got {self.job_name!r}"))
         return p
 
 
@@ -1030,6 +1053,9 @@ class PipelineConfig:
     report: bool = True                  # write `report.md` at the end
     notebook: bool = True                # then execute the report chapter (81_run_report) into run_dir/notebooks, the run's record
     torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
+
+    def _problems(self):
+        return [("torch_threads", f"must be >= 0 (0: torch's default), got {self.torch_threads}")] if self.torch_threads < 0 else []
 
 # %% ../nbs/01_config.ipynb #cfgs07c
 @dataclass

@@ -56,7 +56,8 @@ def lightning_precision(precision: str, accelerator: str) -> str:
     "Lightning's precision string: `auto` is bf16 autocast on GPU and fp32 on CPU."
     precision, accelerator = plain(precision), plain(accelerator)
     if precision != "auto": return PRECISIONS[precision]
-    return "bf16-mixed" if resolve_accelerator(accelerator) == "gpu" else "32-true"
+    gpu = accelerator == "gpu" or (accelerator == "auto" and torch.cuda.is_available())   # what it would be there: no check
+    return "bf16-mixed" if gpu else "32-true"
 
 
 def autocast_dtype(precision: str) -> torch.dtype | None:
@@ -64,9 +65,11 @@ def autocast_dtype(precision: str) -> torch.dtype | None:
     return {"bf16": torch.bfloat16, "16": torch.float16}.get(str(precision).split("-")[0])
 
 
-def resolve_accelerator(accelerator: str) -> str:
-    "`auto` as `gpu` when CUDA is available, else `cpu`; any other value unchanged."
+def resolve_accelerator(accelerator: str, key: str = "accelerator") -> str:
+    """`auto` as `gpu` when CUDA is available, else `cpu`; any other value unchanged, but `gpu` without a visible CUDA
+    device is a `ConfigError` naming the config `key`."""
     accelerator = plain(accelerator)
+    if accelerator == "gpu" and not torch.cuda.is_available(): raise ConfigError(f"{key}=gpu, but no CUDA device is visible")
     if accelerator != "auto": return accelerator
     return "gpu" if torch.cuda.is_available() else "cpu"
 

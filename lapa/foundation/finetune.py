@@ -12,7 +12,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from ..config import INITS, validate
-from ..core import DataError, exit_process, get_logger, launch_rank, read_json, write_json
+from ..core import ConfigError, DataError, exit_process, get_logger, launch_rank, read_json, write_json
 from .model import build_foundation, load_foundation, save_foundation, spec_file
 from ..labelled import ensure_labelled
 
@@ -50,6 +50,8 @@ def init_checkpoint(cfg) -> Path:
     "The checkpoint `finetune.init` names: the run's VLM (`scratch`), its latent-pretrained foundation (`lapa`), its ActionVLA, or a folder."
     init = str(cfg.finetune.init)
     folder = Path(cfg.run_dir) / INIT_STAGES[init] / "model" if init in INIT_STAGES else Path(init)
+    if init not in INIT_STAGES and not folder.exists():   # a typo, not missing data
+        raise ConfigError(f"finetune.init={init}: neither one of {', '.join(INITS)} nor an existing folder ({folder.absolute()})")
     if spec_file(folder) is None and spec_file(folder.with_name(f".{folder.name}.old")) is None:
         how = {"scratch": "lapa foundation init", "lapa": "lapa foundation train",
                "action_vla": "lapa foundation train foundation.predict=actions training.out_dir=RUN/action_vla"}.get(init)

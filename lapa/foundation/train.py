@@ -24,11 +24,11 @@ from omegaconf import OmegaConf
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
-from ..config import Accelerator, CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
+from ..config import CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
 from ..train import (autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff, lightning_precision,
-                        replace_folder, save_safetensors, wandb_env, warmup_cosine)
+                        replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
@@ -230,9 +230,7 @@ def launch_shape(training_cfg) -> tuple[int, int]:
 
 def on_gpu(training_cfg) -> bool:
     "Whether the run computes on CUDA devices."
-    acc = Accelerator(training_cfg.accelerator)
-    if acc == Accelerator.gpu and not torch.cuda.is_available(): raise ConfigError("training.accelerator=gpu, but no CUDA device is visible")
-    return acc == Accelerator.gpu or (acc == Accelerator.auto and torch.cuda.is_available())
+    return resolve_accelerator(training_cfg.accelerator, "training.accelerator") == "gpu"
 
 
 def make_fabric(training_cfg):

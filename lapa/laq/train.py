@@ -16,7 +16,8 @@ import torch.nn as nn
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
 from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, identity_diff, lightning_loggers,
-                         lightning_precision, parse_devices, plain, uncompile_blocks, wandb_env, warmup_cosine)
+                         lightning_precision, parse_devices, plain, resolve_accelerator, uncompile_blocks, wandb_env,
+                         warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -162,6 +163,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     from omegaconf import OmegaConf
     from lapa.loading import LAPADataModule
     tc, dataset, out_dir = cfg.laq.train, laq_dataset_dir(cfg), laq_dir(cfg)
+    accelerator = resolve_accelerator(tc.accelerator, "laq.train.accelerator")
     info = read_json(dataset / "dataset.json")
     arch = laq_arch(cfg.laq, image_size=None if cfg.laq.model.image_size else int(info["image_size"][0]))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -182,7 +184,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     with wandb_env(out_dir, tc.wandb):
         loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(
-            max_steps=tc.max_steps, accelerator=plain(tc.accelerator), devices=parse_devices(tc.devices),
+            max_steps=tc.max_steps, accelerator=accelerator, devices=parse_devices(tc.devices),
             num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, tc.accelerator),
             gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,

@@ -16,7 +16,7 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 import numpy as np
 import torch
 
-from ..core import ConfigError, DataError, get_logger, read_json, write_json
+from ..core import DataError, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
 from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
@@ -172,6 +172,7 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
     from omegaconf import OmegaConf
     from lapa.shards import state_indices
     lc, dataset, out_dir = cfg.low_level, low_level_dataset(cfg), low_level_dir(cfg)
+    accel = resolve_accelerator(lc.accelerator, "low_level.accelerator")
     if not (dataset / "dataset.json").exists():
         raise DataError("no labelled dataset here: run `lapa data subset` (after `lapa laq label`) or set low_level.dataset", dataset)
     info = read_json(dataset / "dataset.json")
@@ -210,7 +211,7 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
                   if val is not None else None)
     out_dir.mkdir(parents=True, exist_ok=True)
     resume = resume_point(out_dir, run_identity(cfg, dataset, state_view))
-    accel, wandb_mode = resolve_accelerator(lc.accelerator), plain(lc.wandb)
+    wandb_mode = plain(lc.wandb)
     log.info("low-level (%s%s): %s params, %d labelled episodes, %d samples, %d steps", arch.head,
              "" if arch.use_latents else ", scratch", f"{module.model.num_params():,}", len(episodes), len(train["actions"]), lc.max_steps)
     with wandb_env(out_dir, wandb_mode):
