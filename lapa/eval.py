@@ -298,6 +298,9 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     if e.expert:
         erows, _ = rollouts(PolicySpec("lapa.policy:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
         results.update(expert=summarise(erows), expert_episodes=erows)
+    names = {f"{ep}.{e.video_format}" for ep in clips}
+    for old in (out / "videos").glob("*"):   # an earlier evaluation's clips in this folder are not this one's
+        if old.suffix in (".mp4", ".gif") and old.name not in names: old.unlink()
     for ep, frames in clips.items():
         write_video(frames, out / "videos" / f"{ep}.{e.video_format}", fps=float(e.video_fps))
     write_json(out / "results.json", results)
