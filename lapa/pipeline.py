@@ -74,10 +74,25 @@ def _less_neutral(value: Any, key: str, neutral: dict[str, Any]) -> Any:
             if not (path(k) in neutral and v == neutral[path(k)])}
 
 
-def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str]) -> str:
+def _in_run(value: Any, roots: tuple[str, ...]) -> Any:
+    "`value` with each string that is a path inside the run folder (one of `roots`) written as `<run_dir>/...`."
+    if isinstance(value, dict): return {k: _in_run(v, roots) for k, v in value.items()}
+    if isinstance(value, list): return [_in_run(v, roots) for v in value]
+    if isinstance(value, str):
+        for r in roots:
+            if value == r or value.startswith(r.rstrip("/") + "/"): return "<run_dir>" + value[len(r.rstrip("/")):]
+    return value
+
+
+def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str], relative: bool = True) -> str:
     """SHA-256 of the stage's name, the resolved config values it depends on and the run ids of its inputs. Keys
-    declared `neutral` (added later; their default does what runs without them did) count only away from their default."""
+    declared `neutral` (added later; their default does what runs without them did) count only away from their default.
+    Paths inside the run folder count relative to it (a run folder moved, copied or named by another path keeps its
+    fingerprints); `relative=False` gives the fingerprint of earlier versions, which counted them as written."""
     config = _less_neutral({k: _plain(cfg, k) for k in stage.deps}, "", neutral_defaults(cfg))
+    if relative:
+        rd = str(cfg.run_dir)
+        config = _in_run(config, tuple(sorted({rd, str(Path(rd).absolute()), str(Path(rd).resolve())}, key=len, reverse=True)))
     body = {"stage": stage.name, "config": config, "inputs": input_ids}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -277,9 +292,11 @@ def _run_stages(cfg: DictConfig) -> dict:
     for st in stages:
         scfg = stage_cfg(cfg, st)
         out = st.out(scfg)
-        fp = fingerprint(scfg, st, {i: input_id(i) for i in st.inputs})
+        inputs = {i: input_id(i) for i in st.inputs}
+        fp, legacy = fingerprint(scfg, st, inputs), fingerprint(scfg, st, inputs, relative=False)
         rec = read_record(scfg, st)
-        if st.name not in force and rec is not None and rec.get("fingerprint") == fp:
+        if st.name not in force and rec is not None and rec.get("fingerprint") in (fp, legacy):
+            if rec["fingerprint"] != fp: write_json(out / RECORD, {**rec, "fingerprint": fp})   # an earlier version's record
             ids[st.name] = rec["run_id"]
             rows.append(dict(stage=st.name, status="skipped", seconds=rec.get("seconds"), out=str(out)))
             log.info("pipeline: %s is up to date (%s)", st.name, out)
@@ -288,7 +305,7 @@ def _run_stages(cfg: DictConfig) -> dict:
         why = "forced" if st.name in force else ("no finished output" if rec is None else "config or inputs changed")
         print(f"[pipeline] {st.name}: running ({why}) -> {out}", flush=True)
         log.info("pipeline: running %s (%s)", st.name, why)
-        resumable = (out / STARTED).is_file() and read_json(out / STARTED).get("fingerprint") == fp and st.name not in force
+        resumable = (out / STARTED).is_file() and read_json(out / STARTED).get("fingerprint") in (fp, legacy) and st.name not in force
         if not resumable: _clear(out, run_dir)
         write_json(out / STARTED, dict(stage=st.name, fingerprint=fp))
         t0 = time.perf_counter()
