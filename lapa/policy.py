@@ -529,6 +529,7 @@ class PolicyRecorder:
         done = [int(f.stem[5:]) for f in self.record_dir.glob("step_*.npz") if f.stem[5:].isdigit()]
         self.count = max(done, default=-1) + 1   # continue after an earlier session's last record (never over one of them)
         self._lock = threading.Lock()                                # a server runs requests on several threads
+        self.failed = 0                                              # records that could not be written
 
     @property
     def metadata(self) -> dict: return policy_metadata_of(self.policy)
@@ -537,10 +538,17 @@ class PolicyRecorder:
         if hasattr(self.policy, "reset"): self.policy.reset()
 
     def infer(self, obs: dict) -> dict:
-        "The policy's reply; the record leaves out (with a warning) what cannot be stored, and never fails the request."
+        """The policy's reply; the record leaves out (with a warning) what cannot be stored, and never fails the request:
+        a record that cannot be written (a full disk, a folder not writable) is lost with a warning (the first, then
+        every 100th), and the reply goes out."""
         reply = self.policy.infer(obs)
         with self._lock: n, self.count = self.count, self.count + 1
-        skipped = save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply, skip_bad=True)
+        try: skipped = save_record(self.record_dir / f"step_{n:06d}.npz", obs, reply, skip_bad=True)
+        except OSError as e:
+            with self._lock: self.failed += 1; failed = self.failed
+            if failed == 1 or failed % 100 == 0:
+                log.warning("record step_%06d.npz not written (%d lost so far): %s", n, failed, e)
+            return reply
         if skipped: log.warning("record step_%06d.npz leaves out %s: not a number, bool, str or array, or a key holding %r",
                                 n, [k[:60] for k in skipped[:5]], RECORD_SEP)
         return reply
@@ -553,8 +561,10 @@ def record_files(record_dir: str | os.PathLike) -> list[Path]:
 
 def replay(policy: Any, record_dir: str | os.PathLike) -> list[float]:
     "Run `policy` on every recorded request; the largest absolute difference from each recorded `actions`."
+    files = record_files(record_dir)
+    if not files: raise DataError("no records here (step_NNNNNN.npz files, written by eval.record_dir or serve.record_dir)", record_dir)
     out = []
-    for f in record_files(record_dir):
+    for f in files:
         inputs, outputs = load_record(f)
         out.append(float(np.abs(np.asarray(policy.infer(inputs)["actions"]) - outputs["actions"]).max()))
     return out
