@@ -136,7 +136,8 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
         frames, _, size = read_video(video, image_size)
         if len(frames) != len(actions):
             raise DataError(f"the video holds {len(frames)} frames, the episode's table {len(actions)} rows", video)
-        instruction = (row.get("tasks") or [""])[0]
+        given = row.get("tasks") or [""]
+        instruction = given if isinstance(given, str) else str(given[0])   # a list of task strings, or one string
         if not instruction and "task_index" in table.column_names and len(table):
             instruction = tasks.get(int(table.column("task_index")[0].as_py()), "")
         yield Episode(f"lerobot-{idx:06d}", frames, instruction or "do the task", float(info["fps"]), task_name(instruction),
