@@ -96,6 +96,7 @@ def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_ta
         write_json(tmp / "stats.json", subset_stats(states, actions))
         new = dict(info, splits=splits, labelled=ident)
         write_json(tmp / "dataset.json", new)
+        os.chmod(tmp, 0o755)   # mkdtemp makes it 0700: readable by others, as any lapa output
         if out_dir.exists(): shutil.rmtree(out_dir)
         tmp.rename(out_dir)
     except BaseException:

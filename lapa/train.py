@@ -225,6 +225,7 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike) 
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         save_file({k: v.cpu() for k, v in _unshared(tensors).items()}, str(tmp))   # streamed to disk, not held in memory
+        os.chmod(tmp, 0o644)   # readable by others, as any lapa output (safetensors creates its files 0600)
         os.replace(tmp, path)
     finally: tmp.unlink(missing_ok=True)
     return path
@@ -234,6 +235,7 @@ def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
     """Put the finished folder `tmp` in place of `folder`: the previous `folder` moves to `old` first and is deleted once
     `tmp` is in place, so a crash in between leaves a complete folder at `folder` or at `old` (readers fall back to it)."""
     shutil.rmtree(old, ignore_errors=True)
+    os.chmod(tmp, 0o755)   # a folder from `tempfile.mkdtemp` is 0700: readable by others, as any lapa output
     if folder.exists(): folder.rename(old)
     tmp.rename(folder)
     shutil.rmtree(old, ignore_errors=True)

@@ -708,6 +708,7 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
             raise ValueError("the model is sharded: pass state_dict=get_model_state_dict(model, options="
                              "StateDictOptions(full_state_dict=True, cpu_offload=True)), gathered on every rank")
         save_file({k: v.detach().to("cpu").contiguous() for k, v in sd.items()}, tmp / WEIGHTS, metadata={"format": "pt"})
+        os.chmod(tmp / WEIGHTS, 0o644)   # safetensors creates its files 0600: readable by others, as any lapa output
         byte_level = isinstance(model.tokenizer, ByT5Tokenizer)
         if not byte_level: model.tokenizer.save_pretrained(tmp)   # beside the weights, where Hugging Face looks
         info = dict(model.spec, vision=model.vision.config.to_dict(), lm=model.lm.config.to_dict(),
