@@ -866,6 +866,8 @@ class BenchLAQConfig:
         if self.batch_size is not None and self.batch_size < 1: p.append(("batch_size", f"must be >= 1 or null, got {self.batch_size}"))
         if self.warmup < 0: p.append(("warmup", f"must be >= 0, got {self.warmup}"))
         if self.threads is not None and self.threads < 1: p.append(("threads", f"must be >= 1 or null, got {self.threads}"))
+        if self.precision not in Precision.__members__:
+            p.append(("precision", f"must be one of {', '.join(Precision.__members__)}, got {self.precision!r}"))
         return p
 
 
@@ -955,6 +957,9 @@ class ServeConfig:
         if self.torch_threads is not None and self.torch_threads < 1: p.append(("torch_threads", f"must be >= 1 or null, got {self.torch_threads}"))
         if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
+        if self.api_key is not None and (not self.api_key.strip() or self.api_key != self.api_key.strip()):   # the key itself is never echoed
+            p.append(("api_key", "must be non-empty, without spaces or a newline around it (HTTP strips them from the "
+                                 "header a client sends, so such a key could never match)"))
         return p
 
 
