@@ -18,6 +18,7 @@ import numpy as np
 from .core import ConfigError, DataError, file_sha256, get_logger, load_npy_bytes, read_json, write_json, write_jsonl
 from .loading import read_shard, read_shards
 from .shards import ShardSink, array_stats, decode_sample
+from .train import replace_folder
 
 log = get_logger("lapa.labelled")
 
@@ -96,9 +97,7 @@ def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_ta
         write_json(tmp / "stats.json", subset_stats(states, actions))
         new = dict(info, splits=splits, labelled=ident)
         write_json(tmp / "dataset.json", new)
-        os.chmod(tmp, 0o755)   # mkdtemp makes it 0700: readable by others, as any lapa output
-        if out_dir.exists(): shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
+        replace_folder(tmp, out_dir, out_dir.with_name(f".{out_dir.name}.old"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -185,7 +185,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
         loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(
             max_steps=tc.max_steps, accelerator=accelerator, devices=parse_devices(tc.devices),
-            num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, tc.accelerator),
+            num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, accelerator),
             gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,
             limit_val_batches=tc.eval_batches if tc.val_every else 0, num_sanity_val_steps=0,
