@@ -434,7 +434,7 @@ class LAQTrainConfig:
 class LAQLabelConfig:
     "`lapa laq label`: run the LAQ encoder over datasets and write labelled copies (`KEY.latent.npy` added)."
     checkpoint: Optional[str] = None  # a LAQ folder (model.safetensors + config.json); null: the run's `laq/`
-    datasets: list[str] = field(default_factory=lambda: ["${data.out_dir}/video", "${data.out_dir}/actions"])
+    datasets: Optional[list[str]] = None  # dataset folders; null: every view the data stage writes (data.shard.views)
     out_dir: str = "${run_dir}/labels"  # each dataset's labelled copy goes to out_dir/<its folder name>
     batch_size: int = 256
     num_workers: int = 2              # processes that read and decode shards
@@ -443,7 +443,7 @@ class LAQLabelConfig:
     def _problems(self):
         p = _positive(self, "batch_size")
         if self.num_workers < 0: p.append(("num_workers", f"must be >= 0, got {self.num_workers}"))
-        if not self.datasets: p.append(("datasets", "name at least one dataset to label"))
+        if self.datasets is not None and not self.datasets: p.append(("datasets", "name at least one dataset to label (null: every view of data.shard.views)"))
         return p
 
 

@@ -28,8 +28,9 @@ from .stages import STAGES, stage_out
 log = get_logger("lapa.pipeline")
 
 # %% auto #0
-__all__ = ['log', 'RECORD', 'STARTED', 'Stage', 'stage_cfg', 'fingerprint', 'read_record', 'eval_stage_fn', 'benchmark_runs',
-           'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline', 'stage_times', 'cli_pipeline']
+__all__ = ['log', 'RECORD', 'STARTED', 'VIDEO_ONLY_STAGES', 'Stage', 'stage_cfg', 'fingerprint', 'read_record', 'eval_stage_fn',
+           'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline', 'stage_times',
+           'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -199,16 +200,29 @@ def benchmark_runs(cfg: DictConfig) -> list[tuple[int, int, bool]]:
     return runs
 
 
+# Without an actions view (`data=videos`) the run is LAQ and latent pretraining; the benchmark's stages need actions.
+VIDEO_ONLY_STAGES = ("data", "laq", "labels", "vlm", "foundation")
+
+
+def _label_sets(cfg: DictConfig) -> dict:
+    "The labels stage's datasets written out (null means every view), so that its fingerprint is that of the list."
+    from lapa.laq.label import label_datasets
+    return {"laq.label.datasets": label_datasets(cfg)}
+
+
 def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     "Every stage of `cfg`'s run, in the order they run."
     from lapa.foundation.finetune import vlm_dir
+    from lapa.laq.label import label_datasets
     b = cfg.benchmark
+    views = tuple(f"{v}/dataset.json" for v in cfg.data.shard.views)
     stages = [
-        Stage("data", _verb("data"), _DATA_KEYS, (), _stage_folder("data"), ("video/dataset.json", "actions/dataset.json"),
-              help="expert episodes -> shards (the video view without actions, the actions view)"),
+        Stage("data", _verb("data"), _DATA_KEYS, (), _stage_folder("data"), views,
+              help="episodes -> shards (the views of data.shard.views: video without actions, actions)"),
         Stage("laq", _verb("laq"), _LAQ_KEYS, ("data",), _stage_folder("laq"), ("summary.json",), help="LAQ on the video view"),
         Stage("labels", _verb("labels"), ("laq.label",), ("data", "laq"), _stage_folder("labels"),
-              ("video/dataset.json", "actions/dataset.json"), help="latent labels of both views"),
+              tuple(f"{Path(d).name}/dataset.json" for d in label_datasets(cfg)), sets=_label_sets,
+              help="latent labels of every view"),
         Stage("laq_report", _verb("laq_report"), ("seed", "laq.report"), ("data", "laq"), _stage_folder("laq_report"),
               ("report.md",), help="LAQ diagnostics"),
         Stage("vlm", _verb("vlm"), _VLM_KEYS, (), _stage_folder("vlm"), ("model/model.safetensors",),
@@ -257,11 +271,19 @@ def select_stages(cfg: DictConfig) -> tuple[list[Stage], set[str]]:
     "The stages `pipeline.stages` selects (all when null) and the names `pipeline.force` forces (`all`: every one); names or groups."
     p, stages = cfg.pipeline, pipeline_stages(cfg)
     valid = list(dict.fromkeys([s.name for s in stages] + [s.kind for s in stages]))
-    chosen = set(p.stages) if p.stages else set(valid)
+    video_only = "actions" not in cfg.data.shard.views
+    chosen = set(p.stages) if p.stages else set(VIDEO_ONLY_STAGES if video_only else valid)
     force = set(p.force)
     for key, given in (("pipeline.stages", chosen), ("pipeline.force", force - {"all"})):
         bad = sorted(n for n in given if n not in valid)
         if bad: raise ConfigError(f"{key}: unknown stage(s) {bad}; valid: {', '.join(valid)}")
+    if video_only:
+        needs = sorted(n for n in chosen if n not in VIDEO_ONLY_STAGES)
+        if needs: raise ConfigError(f"pipeline.stages: {needs} need the actions view, which data.shard.views="
+                                    f"{list(cfg.data.shard.views)} does not write (data.source={cfg.data.source.value}); "
+                                    f"without it the pipeline runs {', '.join(VIDEO_ONLY_STAGES)}")
+        if not p.stages: log.info("pipeline: no actions view (data.source=%s): running %s, the stages that need no actions",
+                                  cfg.data.source.value, ", ".join(VIDEO_ONLY_STAGES))
     forced = {s.name for s in stages if "all" in force or s.name in force or s.kind in force}
     return [s for s in stages if s.name in chosen or s.kind in chosen], forced
 
@@ -331,9 +353,11 @@ def _run_stages(cfg: DictConfig) -> dict:
 
 
 def stage_times(cfg: DictConfig) -> list[dict]:
-    "Wall time of each kind of stage (summed over its seeds) from the stages' records."
+    "Wall time of each kind of stage (summed over its seeds) from the stages' records; without an actions view, of those that can run."
     rows: dict[str, dict] = {}
+    video_only = "actions" not in cfg.data.shard.views
     for st in pipeline_stages(cfg):
+        if video_only and st.name not in VIDEO_ONLY_STAGES: continue
         rec = read_record(stage_cfg(cfg, st), st)
         r = rows.setdefault(st.kind, dict(stage=st.kind, help=st.help, runs=0, seconds=0.0, finished=0))
         r["runs"] += 1

@@ -21,7 +21,8 @@ log = get_logger("lapa.report")
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
+           'curves_figure', 'report_markdown', 'video_run_markdown', 'write_report', 'report_parts', 'show_report',
+           'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -210,7 +211,10 @@ def curves_figure(cfg: DictConfig):
             if h: axs[2].plot([m["step"] for m in h], [m["loss"] for m in h], color=f"C{list(cfg.benchmark.arms).index(arm)}",
                               alpha=0.8, label=ARM_NAMES[arm] if i == 0 else None)
     axs[2].set_title(f"fine-tuning, {n} labelled episodes per task"); axs[2].set_yscale("log")
-    for ax in axs: ax.set_xlabel("step"); ax.legend(fontsize=8)
+    for ax in axs:
+        ax.set_xlabel("step")
+        if ax.lines: ax.legend(fontsize=8)
+        else: ax.text(0.5, 0.5, "not in this run", ha="center", va="center", transform=ax.transAxes, color="grey")
     fig.tight_layout()
     return fig
 
@@ -310,20 +314,51 @@ def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = 
             d = dict(pts)
             lines.append(f"| {ARM_NAMES.get(a, a)} | " + " | ".join(_rate(d[k]) if k in d else "-" for k in ks) + " |")
         lines += ["", "![scaling](report/scaling.png)", ""]
-    lines += ["## Stages", "", "| stage | runs | does | wall time |", "|---|---:|---|---:|"]
+    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _latency_lines(cfg, numbers) + _notebook_lines(cfg)
+    return "\n".join(lines), numbers
+
+
+def _stage_lines(times: list[dict], numbers: dict) -> list[str]:
+    "The stages' table (runs finished, wall time) and the training curves' figure."
     numbers["stage_seconds"] = {r["stage"]: r["seconds"] for r in times}
-    for r in times:
-        lines.append(f"| {r['stage']} | {r['finished']}/{r['runs']} | {r['help']} | {r['seconds']:.0f} s |")
-    lines += [f"| **total** | | | **{sum(r['seconds'] for r in times) / 60:.1f} min** |", "",
-              "## Training curves", "", "![curves](report/curves.png)", ""]
-    lines += _laq_lines(cfg)
-    lines += _latency_lines(cfg, numbers)
+    lines = ["## Stages", "", "| stage | runs | does | wall time |", "|---|---:|---|---:|"]
+    lines += [f"| {r['stage']} | {r['finished']}/{r['runs']} | {r['help']} | {r['seconds']:.0f} s |" for r in times]
+    return lines + [f"| **total** | | | **{sum(r['seconds'] for r in times) / 60:.1f} min** |", "",
+                    "## Training curves", "", "![curves](report/curves.png)", ""]
+
+
+def _notebook_lines(cfg: DictConfig) -> list[str]:
+    "Links to the executed notebooks in the run folder."
+    rd = Path(cfg.run_dir)
     notebooks = {p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith(".")}
     if cfg.pipeline.notebook: notebooks.add(rd / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb")   # executed right after this
-    lines += ["", "## Executed notebooks", ""]
+    lines = ["", "## Executed notebooks", ""]
     lines += [f"- [{p.relative_to(rd)}]({p.relative_to(rd)})" for p in sorted(notebooks)] or \
              ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
-    lines.append("")
+    return lines + [""]
+
+
+def video_run_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
+    """The text of `report.md` and its numbers for a run without an actions view (`data=videos`): the video pool, LAQ
+    and LAPA's pretraining. Without actions there is no labelled subset, fine-tuning or closed-loop evaluation."""
+    rd, vid = Path(cfg.run_dir), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
+    splits = vid.get("splits") or {}
+    clips = {k: len(s.get("episodes", [])) for k, s in splits.items()}
+    pairs = {k: s.get("num_samples") for k, s in splits.items()}
+    tasks = sorted({e["task"] for s in splits.values() for e in s.get("episodes", [])})
+    numbers = {"videos": clips, "pairs": pairs, "tasks": tasks}
+    split_text = lambda d: ", ".join(f"{k} {v}" for k, v in d.items()) or "?"
+    lines = [f"# LAPA pipeline report: `{cfg.name}`", "",
+             f"Run folder `{rd}`: latent pretraining on action-free episodes (`data.source={cfg.data.source.value}`, views "
+             f"{list(cfg.data.shard.views)}): LAQ, the latent labels and LAPA's pretraining. Without actions there is no "
+             "labelled subset, fine-tuning or closed-loop evaluation here; fine-tune `foundation/model` on labelled episodes "
+             "with `lapa foundation finetune finetune.init=DIR`.", "",
+             "## Data", "", "| | |", "|---|---|",
+             f"| episodes | {split_text(clips)} ({len(tasks)} tasks: {', '.join(tasks[:8])}{', ...' if len(tasks) > 8 else ''}) |",
+             f"| frame pairs | {split_text(pairs)} |",
+             f"| frames | {'x'.join(map(str, vid.get('image_size', ['?'])))} px at {vid.get('fps', '?')} fps, pairs "
+             f"{vid.get('frame_gap_s', '?')} s apart |", ""]
+    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _notebook_lines(cfg)
     return "\n".join(lines), numbers
 
 # %% ../nbs/80a_report.ipynb #77356ef5
@@ -390,18 +425,21 @@ def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
 
 # %% ../nbs/80a_report.ipynb #69e16475
 def write_report(cfg: DictConfig, times: list[dict]) -> Path:
-    "Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json` (every test episode of the protocol); `times` as `report_markdown`."
+    """Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json`
+    (every test episode of the protocol; none without an actions view); `times` as `report_markdown`."""
     rd = Path(cfg.run_dir)
     _save_png(curves_figure(cfg), rd / "report" / "curves.png")
-    outcomes = arm_outcomes(cfg)   # every evaluation read once, for the tables and for outcomes.json
-    text, numbers = report_markdown(cfg, times, outcomes)
-    rates = numbers["rates"]
-    if rates: _save_png(success_figure(rates, f"{cfg.name}: success with Wilson 95% intervals"), rd / "report" / "success.png")
-    scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
-    if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
+    if "actions" not in cfg.data.shard.views: text, numbers = video_run_markdown(cfg, times)
+    else:
+        outcomes = arm_outcomes(cfg)   # every evaluation read once, for the tables and for outcomes.json
+        text, numbers = report_markdown(cfg, times, outcomes)
+        rates = numbers["rates"]
+        if rates: _save_png(success_figure(rates, f"{cfg.name}: success with Wilson 95% intervals"), rd / "report" / "success.png")
+        scaling = {a: [(int(n), r) for n, r in pts.items()] for a, pts in numbers["label_scaling"].items()}
+        if any(len(p) > 1 for p in scaling.values()): _save_png(scaling_figure(scaling), rd / "report" / "scaling.png")
+        write_json(rd / "report" / "outcomes.json", outcomes_record(outcomes, f"lapa pipeline {cfg.name}: {rd}",
+                                                                   cfg.data.labelled.episodes_per_task))
     write_json(rd / "report" / "report.json", numbers)
-    write_json(rd / "report" / "outcomes.json", outcomes_record(outcomes, f"lapa pipeline {cfg.name}: {rd}",
-                                                               cfg.data.labelled.episodes_per_task))
     with atomic_write(rd / "report.md", "w") as f: f.write(text)
     print(f"[pipeline] report: {rd / 'report.md'}", flush=True)
     return rd / "report.md"

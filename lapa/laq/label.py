@@ -23,7 +23,8 @@ from ..transforms import read_stats
 log = get_logger("lapa.laq.label")
 
 # %% auto #0
-__all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'ShardPairs', 'encode_pairs', 'label_dataset', 'laq_label']
+__all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'ShardPairs', 'encode_pairs', 'label_dataset',
+           'label_datasets', 'laq_label']
 
 # %% ../../nbs/21_laq_label.ipynb #7ac4c16a
 def laq_fingerprint(folder: str | os.PathLike) -> dict:
@@ -161,11 +162,17 @@ def _finish(out, info, rows, done, laq_fp, src_fp, arch, source, labelled, count
                 code_counts=counts.tolist())
 
 # %% ../../nbs/21_laq_label.ipynb #a941e481
+def label_datasets(cfg) -> list[str]:
+    "The dataset folders `lapa laq label` labels: `laq.label.datasets`, or (null) every view of `data.shard.views`."
+    given = cfg.laq.label.datasets
+    return list(given) if given is not None else [f"{cfg.data.out_dir}/{view}" for view in cfg.data.shard.views]
+
+
 def laq_label(cfg, args: list[str] | None = None) -> int:
     "`lapa laq label [overrides]`: write labelled copies of `laq.label.datasets` with the run's LAQ; exit code 0."
     lc = cfg.laq.label
     ckpt = Path(lc.checkpoint) if lc.checkpoint else laq_dir(cfg)
-    for ds in lc.datasets:
+    for ds in label_datasets(cfg):
         out = Path(lc.out_dir) / Path(ds).name
         s = label_dataset(ckpt, ds, out, batch_size=lc.batch_size, num_workers=lc.num_workers, device=lc.device)
         n = sum(sp["num_samples"] for sp in s["info"]["splits"].values())
