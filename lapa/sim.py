@@ -12,6 +12,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")  # must happen before mujoco is import
 
 import atexit
 import contextlib
+import hashlib
 import importlib.metadata
 import multiprocessing as mp
 import re
@@ -491,11 +492,13 @@ def generate_episodes(out_dir: str | os.PathLike, tasks: str | Sequence[str] = "
 # %% ../nbs/10_sim.ipynb #38c783b9
 def save_episodes(episodes: Iterable[Episode], out_dir: str | os.PathLike, progress: bool = True) -> dict:
     "Save `episodes` to `out_dir/episodes/<episode_id>.npz` (or `episodes.alt/`) indexed by `out_dir/episodes.jsonl`; return counts."
-    out_dir, t0, rows, per_task = Path(out_dir), time.perf_counter(), [], {}
+    out_dir, t0, rows, per_task, seen = Path(out_dir), time.perf_counter(), [], {}, {}
     with _new_episode_folder(out_dir) as folder:
         for ep in tqdm(episodes, desc="saving episodes", unit="ep", disable=not progress):
-            if any(r["episode_id"] == ep.episode_id for r in rows):
-                raise DataError(f"two episodes share the id {ep.episode_id!r}", out_dir / INDEX_NAME)
+            origin = ep.meta.get("path", f"episode {len(rows)}")
+            if ep.episode_id in seen:
+                raise DataError(f"two episodes share the id {ep.episode_id!r}: {seen[ep.episode_id]} and {origin}", out_dir)
+            seen[ep.episode_id] = origin
             rel = f"{folder}/{ep.episode_id}.npz"
             ep.save(out_dir / rel)
             rows.append(_index_row(ep, rel))
@@ -551,10 +554,20 @@ DEFAULT_VIDEO_INSTRUCTION = "do the task shown in the video"
 
 
 def find_videos(folder: str | os.PathLike) -> list[Path]:
-    "Video files below `folder` (any depth), sorted by their relative path."
-    folder = Path(folder)
-    return sorted((p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES),
-                  key=lambda p: p.relative_to(folder).as_posix())
+    """Video files below `folder` (any depth, through symbolic links, each real folder once), sorted by their relative
+    path; names starting with `.` are skipped, and so (with a warning) are links that point nowhere."""
+    folder, found, seen = Path(folder), [], set()
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen: dirs[:] = []; continue   # a link back up the tree, or a second link to the same folder
+        seen.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            p = Path(root) / name
+            if name.startswith(".") or p.suffix.lower() not in VIDEO_SUFFIXES: continue
+            if p.is_file(): found.append(p)
+            else: _log.warning("skipped %s: a link to nothing (%s)", p, os.readlink(p) if p.is_symlink() else "not a file")
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
 def centre_crop_resize(frame: np.ndarray, size: int) -> np.ndarray:
@@ -600,8 +613,10 @@ def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
 
 
 def video_episode_id(rel_path: str) -> str:
-    "An episode id from a video's relative path: `vid-` + the path with other characters replaced by '-'."
-    return "vid-" + re.sub(r"[^A-Za-z0-9_\-]+", "-", rel_path).strip("-")
+    """An episode id from a video's relative path: `vid-`, the path's ASCII letters and digits (the rest replaced by
+    '-'), and 12 hex digits of the path's SHA-256, so that paths that read alike keep distinct ids."""
+    readable = re.sub(r"[^A-Za-z0-9_\-]+", "-", rel_path).strip("-")
+    return "-".join(filter(None, ["vid", readable, hashlib.sha256(rel_path.encode()).hexdigest()[:12]]))
 
 
 def _read_instructions(instructions: str | os.PathLike | Mapping[str, str] | None) -> dict[str, str]:
