@@ -24,7 +24,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['PARAMETER_FLAGS', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'is_int',
-           'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'atomic_write', 'write_json',
+           'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'naming', 'atomic_write', 'write_json',
            'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes',
            'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
@@ -115,9 +115,15 @@ def exit_with_parent(poll_s: float = 1.0) -> None:
     threading.Thread(target=watch, name="lapa-exit-with-parent", daemon=True).start()
 
 # %% ../nbs/00_core.ipynb #067cdc6a
+def naming(e: OSError, path: str | os.PathLike) -> OSError:
+    "`e` with `path` as its file when it names none (a full disk's `write` says only 'No space left on device')."
+    if e.filename is None: e.filename = str(path)
+    return e
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb", fsync: bool = True) -> Iterator[Any]:
-    "Write `path` through a temporary file in the same folder, renamed over `path` on success."
+    "Write `path` through a temporary file in the same folder, renamed over `path` on success; an error names `path`."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -128,8 +134,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", fsync: bool = True) 
             if fsync: os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError): os.unlink(tmp)
+        if isinstance(e, OSError): raise naming(e, path)
         raise
 
 

@@ -22,7 +22,7 @@ import webdataset as wds
 from PIL import Image
 from tqdm.auto import tqdm
 
-from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, is_int, load_npy_bytes, npy_bytes,
+from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, is_int, load_npy_bytes, naming, npy_bytes,
                        read_json, read_jsonl, write_json, write_jsonl)
 from .transforms import check_stats_entry, read_stats
 
@@ -184,12 +184,14 @@ class ShardSink:
     def write(self, sample: dict) -> None:
         "Add one sample (a dict of bytes with a `__key__`)."
         if self._tar is None: self._open()
-        self._bytes += self._tar.write(sample) + 512 * len(sample)
+        try: self._bytes += self._tar.write(sample) + 512 * len(sample)
+        except OSError as e: raise naming(e, self.out_dir / self._name)   # a full disk: name the shard
         self._count += 1
         if self._count >= self.samples_per_shard or self._bytes >= self.max_shard_bytes: self._close_shard()
 
     def _close_shard(self):
-        self._tar.tarstream.close()   # ends the tar without closing the underlying temporary file
+        try: self._tar.tarstream.close()   # ends the tar without closing the underlying temporary file
+        except OSError as e: raise naming(e, self.out_dir / self._name)
         self._ctx.__exit__(None, None, None)
         self.rows.append(shard_row(self.out_dir / self._name, self.prefix, self._count))
         self._ctx = self._tar = None
@@ -206,7 +208,7 @@ class ShardSink:
             tar.closed = True
             if hasattr(tar.fileobj, "closed"): tar.fileobj.closed = True
             try: self._ctx.__exit__(RuntimeError, RuntimeError("aborted"), None)
-            except RuntimeError: pass
+            except (RuntimeError, OSError): pass   # OSError: the buffered rest cannot be written either (a full disk)
             self._ctx = self._tar = None
 
 # %% ../nbs/11_shards.ipynb #48e6fb90
