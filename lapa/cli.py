@@ -114,6 +114,12 @@ def run(argv: list[str]) -> int:
     return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
 
 
+def _log_file(path: os.PathLike) -> None:
+    "Copy lapa's log to `path`; where it cannot be written (a read-only run folder being served), to the terminal only."
+    try: log_to_file(path)
+    except OSError as e: logging.getLogger("lapa").warning("no log file: cannot write %s (%s); the log goes to the terminal only", path, e.strerror or e)
+
+
 def _run_verb(argv: list[str]):
     path, args, overrides = parse_argv(argv)
     verb = VERBS[path]
@@ -122,7 +128,7 @@ def _run_verb(argv: list[str]):
                           f"(did you mean {args[0]}=...?)")
     from lapa.config import load_cfg, stage_dir
     cfg = None if verb.overrides else load_cfg(overrides)
-    if verb.stage and launch_rank() == 0: log_to_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
+    if verb.stage and launch_rank() == 0: _log_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
     logging.getLogger("lapa").info("lapa %s", " ".join(argv))
     fn = resolve_callable(verb.target)
     if verb.overrides: return fn(None, args + overrides)
