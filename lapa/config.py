@@ -33,9 +33,9 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
            'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
            'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig',
-           'BenchConfig', 'ServeConfig', 'EvalConfig', 'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'config_yaml',
-           'stage_dir', 'source_version', 'record_run']
+           'BenchConfig', 'ServeConfig', 'EvalConfig', 'api_key_problem', 'server_problem', 'SlurmConfig',
+           'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
+           'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -957,9 +957,7 @@ class ServeConfig:
         if self.torch_threads is not None and self.torch_threads < 1: p.append(("torch_threads", f"must be >= 1 or null, got {self.torch_threads}"))
         if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
-        if self.api_key is not None and (not self.api_key.strip() or self.api_key != self.api_key.strip()):   # the key itself is never echoed
-            p.append(("api_key", "must be non-empty, without spaces or a newline around it (HTTP strips them from the "
-                                 "header a client sends, so such a key could never match)"))
+        if self.api_key is not None and (why := api_key_problem(self.api_key)): p.append(("api_key", why))
         return p
 
 
@@ -995,6 +993,14 @@ class EvalConfig:
             p.append(("tasks", "an empty list names no task: list at least one, or null for data.sim.tasks"))
         if self.server is not None and (why := server_problem(self.server)): p.append(("server", why))
         return p
+
+
+def api_key_problem(key: str) -> str | None:
+    "What is wrong with an API key (None: nothing), without echoing it: it goes into an HTTP header as it is."
+    if not key.strip() or key != key.strip():
+        return "must be non-empty, without spaces or a newline around it (HTTP strips them from the header, so it could never match)"
+    if any(ord(c) < 32 or ord(c) == 127 for c in key): return "must not hold control characters (a newline, a tab): HTTP headers cannot carry them"
+    return None
 
 
 def server_problem(server: str) -> str | None:

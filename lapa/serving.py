@@ -24,7 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.sync.client import connect
 
-from .core import LapaError, get_logger
+from .core import ConfigError, LapaError, get_logger
 from .policy import Policy, RequestError
 from .transforms import FieldError
 
@@ -180,6 +180,12 @@ def is_loopback(host: str) -> bool:
     except ValueError: return False
 
 # %% ../nbs/52_serving.ipynb #e5f5511f
+def _check_api_key(key: str) -> None:
+    "A `ConfigError` for a key no HTTP header can carry (it is not echoed)."
+    from lapa.config import api_key_problem
+    if why := api_key_problem(key): raise ConfigError(f"api_key: {why}")
+
+
 class PolicyServer:
     "Serve `policy` over websockets in openpi's protocol; `serve_forever()` blocks, `start()`/`stop()` (or `with`) run it on a thread."
 
@@ -192,7 +198,7 @@ class PolicyServer:
         if max_batch < 1: raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if batch_wait_ms < 0: raise ValueError(f"batch_wait_ms must be >= 0, got {batch_wait_ms}")
         if torch_threads is not None and torch_threads < 1: raise ValueError(f"torch_threads must be >= 1 or None, got {torch_threads}")
-        if api_key is not None and not api_key.strip(): raise ValueError("api_key must be a non-empty string or None")
+        if api_key is not None: _check_api_key(api_key)
         self.policy, self.host, self.port, self.api_key = policy, host, port, api_key
         if api_key is None and not is_loopback(host):
             _log.warning("serving on %s without an API key: whoever reaches this port can drive the policy "
@@ -421,6 +427,7 @@ class WebsocketPolicyClient:
         if port is not None: self.uri += f":{port}"
         self.connect_timeout_s, self.request_timeout_s = connect_timeout_s, request_timeout_s
         self.retry_interval_s, self.max_message_bytes = retry_interval_s, max_message_bytes
+        if api_key is not None: _check_api_key(api_key)   # else websockets refuses the header, and every retry with it
         self._headers = {API_KEY_HEADER: f"{API_KEY_SCHEME} {api_key}"} if api_key else None
         self._ws = None
         self.metadata: dict = {}
