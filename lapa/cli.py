@@ -126,17 +126,18 @@ def _run_verb(argv: list[str]):
     if args and not (verb.words or verb.overrides):   # a word where an override was meant (`experiment smoke`) would be ignored
         raise ConfigError(f"lapa {' '.join(path)} takes only key=value overrides, got the word {args[0]!r} "
                           f"(did you mean {args[0]}=...?)")
-    from lapa.config import load_cfg, stage_dir
+    from lapa.config import load_cfg, redacted_words, stage_dir
     cfg = None if verb.overrides else load_cfg(overrides)
+    command = " ".join(["lapa", *redacted_words(argv)])   # as it may be logged and saved: secrets read ***
     if verb.stage and launch_rank() == 0: _log_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
-    logging.getLogger("lapa").info("lapa %s", " ".join(argv))
+    logging.getLogger("lapa").info("%s", command)
     fn = resolve_callable(verb.target)
     if verb.overrides: return fn(None, args + overrides)
     result = fn(cfg, args)
     if path in _STAGE_OF_VERB and launch_rank() == 0 and (result == 0 or not isinstance(result, int)):   # a finished stage records how it was made
         from lapa.config import record_run
         from lapa.stages import stage_out
-        record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), "lapa " + " ".join(argv))
+        record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), command)
     return result
 
 
@@ -189,7 +190,8 @@ def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) ->
     key = STAGES[name].folder_key
     if not key: raise ConfigError(f"the {len(jobs)} jobs of this sweep would all write {outs[0]}: sweep a setting that names "
                                   f"its folder, or give each job its own run_dir")
-    return [[*job, f"{key}={out / job_tag(job, swept)}"] for job, out in zip(jobs, outs)]
+    quoted = lambda p: "'" + str(p).replace("'", "\\'") + "'"   # a tag's `=` and `,` are Hydra syntax unquoted
+    return [[*job, f"{key}={quoted(out / job_tag(job, swept))}"] for job, out in zip(jobs, outs)]
 
 
 def _check_jobs(jobs: list[list[str]]) -> None:
@@ -211,13 +213,17 @@ def run_sweep(argv: list[str]) -> int:
     if not jobs: raise ConfigError(f"the sweep has no jobs: a swept key has no values ({' '.join(overrides)})")
     if not VERBS[path].overrides: _check_jobs(jobs)
     jobs = _separate(path, jobs, swept)
+    from lapa.config import redacted_words
     root, codes = logging.getLogger("lapa"), []
+    shown = [" ".join(redacted_words(job)) for job in jobs]
     for i, job in enumerate(jobs):
-        line = " ".join(["lapa", *path, *args, *job])
+        line = " ".join(["lapa", *path, *args, shown[i]])
         print(f"[sweep] job {i + 1}/{len(jobs)}: {line}", flush=True)
         before = list(root.handlers)
         try: codes.append(exit_code_of("lapa", lambda: _run_verb([*path, *args, *job])))
         finally:
             for h in [h for h in root.handlers if h not in before]: root.removeHandler(h); h.close()
-    for job, code in zip(jobs, codes): print(f"[sweep] {'ok' if code == 0 else f'exit {code}'}: {' '.join(job)}")
+        if codes[-1] == 130: break   # Ctrl-C stops the sweep, not only its current job
+    for job, code in zip(shown, codes): print(f"[sweep] {'ok' if code == 0 else f'exit {code}'}: {job}")
+    for job in shown[len(codes):]: print(f"[sweep] not run (interrupted): {job}")
     return next((c for c in codes if c), 0)

@@ -16,7 +16,7 @@ import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -35,7 +35,8 @@ __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfi
            'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig',
            'BenchConfig', 'ServeConfig', 'EvalConfig', 'api_key_problem', 'server_problem', 'SlurmConfig',
            'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
-           'load_cfg', 'redacted', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'load_cfg', 'redacted', 'redacted_words', 'refuse_secrets', 'config_yaml', 'stage_dir', 'source_version',
+           'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -1182,6 +1183,24 @@ def redacted(cfg: DictConfig) -> DictConfig:
     for key in SECRET_KEYS:
         if OmegaConf.select(out, key, default=None) is not None: OmegaConf.update(out, key, "***", merge=False)
     return out
+
+
+def _secret_key(word: str) -> str | None:
+    "The secret key a command-line word sets (`serve.api_key=...`), else None."
+    key, eq, _ = word.partition("=")
+    return key.lstrip("+~") if eq and key.lstrip("+~") in SECRET_KEYS else None
+
+
+def redacted_words(words: Sequence[str]) -> list[str]:
+    "Command-line words with the values of secret overrides read `***`: a command as it may be printed, logged or saved."
+    return [f"{w.partition('=')[0]}=***" if _secret_key(w) else w for w in words]
+
+
+def refuse_secrets(words: Sequence[str], where: str) -> None:
+    "A `ConfigError` when `words` set a secret that would be written into `where` (a job script, a notebook)."
+    if keys := sorted({k for w in words if (k := _secret_key(w))}):
+        raise ConfigError(f"{', '.join(keys)} on the command line would be written into {where}: export LAPA_API_KEY instead "
+                          "(the job reads it from the environment it inherits)")
 
 
 def config_yaml(cfg: DictConfig, section: str | None = None) -> str:

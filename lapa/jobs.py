@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig
 
-from .config import load_cfg
+from .config import load_cfg, refuse_secrets
 from .core import PARAMETER_FLAGS, ConfigError, LapaError, atomic_write, get_logger, log_to_file, split_words
 from .stages import STAGES, SlurmSpec
 
@@ -194,6 +194,7 @@ def execute_notebook(path: str | os.PathLike, output: str | os.PathLike, paramet
 def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa nb run NOTEBOOK [-p NAME VALUE ...] [overrides]`: papermill the notebook into `run_dir/notebooks/`."
     name, params, overrides = parse_nb_args(args)
+    refuse_secrets(overrides, "the executed notebook (its parameters)")
     path = find_notebook(name)
     run_dir = Path(load_cfg(overrides).run_dir).resolve()
     log_to_file(run_dir / "notebooks" / "out.log")
@@ -339,6 +340,7 @@ def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir:
     sc, workdir = cfg.slurm, Path(workdir or os.getcwd()).resolve()
     flags = container_flags(sc, workdir)
     job_overrides = [o for o in overrides if not o.split("=")[0].lstrip("+~").split(".")[0] == "slurm"]
+    refuse_secrets(job_overrides, "the sbatch script (and Slurm's accounting)")
     launch = SLURM_JOBS[job].launch
     if not launch and sc.nodes * sc.ntasks_per_node != 1:   # srun would start the same command in every task
         raise ConfigError(f"the {job} job is one process: it needs slurm.nodes=1 and slurm.ntasks_per_node=1, "
