@@ -25,9 +25,9 @@ log = get_logger("lapa.train")
 __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
-           'finish_loggers', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'check_finite', 'pick_device',
-           'check_state_indices', 'load_weights']
+           'finish_loggers', 'fit', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder',
+           'save_safetensors', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights',
+           'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -163,6 +163,15 @@ def finish_loggers(loggers: list, is_global_zero: bool = True) -> None:
     if not is_global_zero: return
     for lg in loggers:
         if type(lg).__name__ == "WandbLogger": lg.experiment.finish()
+
+# %% ../nbs/03_train.ipynb #ctrlc01e
+def fit(trainer, *args, **kwargs) -> None:
+    "`trainer.fit(*args, **kwargs)`, with an interrupted fit (Ctrl-C, which Lightning ends with `exit(1)`) as `KeyboardInterrupt`."
+    try: trainer.fit(*args, **kwargs)
+    except SystemExit:
+        if trainer.interrupted: raise KeyboardInterrupt from None
+        raise
+    if trainer.interrupted: raise KeyboardInterrupt   # versions of Lightning that return from an interrupted fit
 
 # %% ../nbs/03_train.ipynb #ident02c
 def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:

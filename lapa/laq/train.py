@@ -15,7 +15,7 @@ import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, identity_diff, lightning_loggers,
+from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, fit, identity_diff, lightning_loggers,
                          lightning_precision, parse_devices, plain, resolve_accelerator, uncompile_blocks, wandb_env,
                          warmup_cosine)
 
@@ -193,7 +193,7 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
         log.info("LAQ: %s params, %s, data %s, %d steps%s", f"{module.model.num_params():,}", arch, dataset, tc.max_steps,
                  f", resuming from {resume}" if resume else "")
         start_step, t0 = _checkpoint_step(resume), time.time()
-        trainer.fit(module, datamodule=dm, ckpt_path=resume, weights_only=True)
+        fit(trainer, module, datamodule=dm, ckpt_path=resume, weights_only=True)
         seconds = time.time() - t0
         trainer.save_checkpoint(out_dir / "checkpoints" / "last.ckpt", weights_only=False)
         finish_loggers(loggers, trainer.is_global_zero)

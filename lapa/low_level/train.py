@@ -22,7 +22,7 @@ from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
 from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
-from ..train import check_identity, finish_loggers, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
+from ..train import check_identity, finish_loggers, fit, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
@@ -224,7 +224,7 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
                              check_val_every_n_epoch=None, val_check_interval=lc.max_steps if val_loader else None,
                              limit_val_batches=1.0 if val_loader else 0, default_root_dir=out_dir)
         t0 = time.time()
-        trainer.fit(module, loader, val_loader, ckpt_path=resume, weights_only=True)
+        fit(trainer, module, loader, val_loader, ckpt_path=resume, weights_only=True)
         seconds = time.time() - t0
         finish_loggers(loggers)
     model = module.model.cpu().eval()
