@@ -114,6 +114,16 @@ def _resume_state(out: Path, laq: dict, source: dict) -> dict[str, dict]:
     return done
 
 
+def _check_frame_size(laq: str | os.PathLike, trained: int, info: dict, source: Path) -> None:
+    """A `DataError` when a LAQ that `lapa laq train` sized to its data (`laq.model.image_size` null) meets frames of
+    another size: it would resize them without a word, labelling data it was never trained on."""
+    saved = (read_json(model_json(Path(laq)) or Path(laq) / MODEL_JSON).get("config") or {}).get("model")
+    given = (info.get("image_size") or [None])[0]
+    if saved is not None and saved.get("image_size") is None and given and int(given) != int(trained):
+        raise DataError(f"the LAQ in {laq} was trained on {trained} px frames, this dataset's are {given} px: train LAQ on "
+                        "this data (`lapa laq train`), or set laq.model.image_size to resize on purpose", source / "dataset.json")
+
+
 def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | os.PathLike, batch_size: int = 256,
                   num_workers: int = 2, device: str = "auto", progress: bool = True) -> dict:
     """Write a labelled copy of the dataset `source` in `out`, every sample gaining `KEY.latent.npy` (the codes of
@@ -134,6 +144,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     done = _resume_state(out, laq_fp, src_fp)
     todo = [r for r in rows if r["shard"] not in done]
     model = load_laq(laq, pick_device(device, "laq.label.device"))
+    _check_frame_size(laq, model.arch.image_size, info, source)
     state = dict(laq=laq_fp, source=src_fp, done=done)
     counts = np.zeros((model.arch.num_tokens, model.arch.codebook_size), np.int64)
     loader = DataLoader(ShardPairs(source, todo), batch_size=None, num_workers=num_workers, collate_fn=_one)
