@@ -19,7 +19,7 @@ import yaml
 from omegaconf import DictConfig
 
 from .config import load_cfg, refuse_secrets
-from .core import PARAMETER_FLAGS, ConfigError, LapaError, atomic_write, get_logger, log_to_file, split_words
+from .core import PARAMETER_FLAGS, ConfigError, DataError, LapaError, atomic_write, get_logger, log_to_file, split_words
 from .stages import STAGES, SlurmSpec
 
 log = get_logger("lapa.jobs")
@@ -173,9 +173,11 @@ def execute_notebook(path: str | os.PathLike, output: str | os.PathLike, paramet
                      cwd: str | os.PathLike | None = None) -> Path:
     "Execute the notebook `path` with papermill into `output` (atomically); `LapaError` names a failing cell."
     import papermill as pm
+    from nbclient.exceptions import DeadKernelError
     path, output = Path(path), Path(output)
     params = dict(parameters or {})
     check_parameters(path, params)
+    if output.is_dir(): raise DataError("a folder stands where the executed notebook goes: move it away", output)
     output.parent.mkdir(parents=True, exist_ok=True)
     kernel, env = job_kernel(output.parent)
     partial = output.with_name(f".{output.stem}.{os.getpid()}.partial.ipynb")
@@ -186,6 +188,9 @@ def execute_notebook(path: str | os.PathLike, output: str | os.PathLike, paramet
                                 cwd=str(cwd or path.parent), progress_bar=False)
     except pm.PapermillExecutionError as e:
         raise LapaError(f"notebook {path.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (record: {output})") from e
+    except DeadKernelError as e:   # killed: out of memory, a signal, a crash in native code
+        raise LapaError(f"notebook {path.name}: its kernel died while running it (killed? out of memory?); the record up to "
+                        f"there: {output}") from None
     finally:
         if partial.exists(): os.replace(partial, output)
     return output
