@@ -1067,7 +1067,9 @@ class PipelineConfig:
     torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
 
     def _problems(self):
-        return [("torch_threads", f"must be >= 0 (0: torch's default), got {self.torch_threads}")] if self.torch_threads < 0 else []
+        p = [("torch_threads", f"must be >= 0 (0: torch's default), got {self.torch_threads}")] if self.torch_threads < 0 else []
+        if self.stages is not None and not self.stages: p.append(("stages", "name at least one stage (null: every stage)"))
+        return p
 
 # %% ../nbs/01_config.ipynb #cfgs07c
 @dataclass

@@ -5,6 +5,7 @@
 # %% ../nbs/13_data.ipynb #aaa002e0
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .shards import ShardSettings, split_episodes, verify_dataset, write_dataset
 log = get_logger("lapa.data")
 
 # %% auto #0
-__all__ = ['log', 'episodes_dir', 'dataset_dir', 'data_gen', 'data_shard', 'data_build', 'data_verify']
+__all__ = ['log', 'episodes_dir', 'dataset_dir', 'source_digest', 'data_gen', 'data_shard', 'data_build', 'data_verify']
 
 # %% ../nbs/13_data.ipynb #71290163
 def episodes_dir(cfg: DictConfig) -> Path:
@@ -28,6 +29,23 @@ def episodes_dir(cfg: DictConfig) -> Path:
 def dataset_dir(cfg: DictConfig, view: str) -> Path:
     "The folder of one dataset view (`video` or `actions`) of the run."
     return Path(cfg.data.out_dir) / view
+
+
+def source_digest(cfg: DictConfig) -> str | None:
+    """SHA-256 of the paths, sizes and modification times of the files the episodes come from when they lie outside
+    the run (a video folder and its instructions, a LeRobot dataset), so that a run notices a clip added or replaced;
+    None for the simulator, whose episodes follow from the config alone."""
+    from lapa.sim import find_videos
+    if cfg.data.source == Source.videos:
+        v = cfg.data.videos
+        files = find_videos(v.folder) + ([Path(v.instructions)] if v.instructions else [])
+    elif cfg.data.source == Source.lerobot: files = sorted(p for p in Path(cfg.data.lerobot.root).rglob("*") if p.is_file())
+    else: return None
+    h = hashlib.sha256()
+    for p in files:
+        st = p.stat() if p.exists() else None
+        h.update(f"{p}\t{st and st.st_size}\t{st and st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 # %% ../nbs/13_data.ipynb #14f2649d
 def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 import uuid
@@ -20,7 +22,7 @@ from typing import Any, Callable
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .config import neutral_defaults, record_run, redacted
+from .config import RUN_RECORD, neutral_defaults, record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES, stage_out
@@ -28,9 +30,9 @@ from .stages import STAGES, stage_out
 log = get_logger("lapa.pipeline")
 
 # %% auto #0
-__all__ = ['log', 'RECORD', 'STARTED', 'VIDEO_ONLY_STAGES', 'Stage', 'stage_cfg', 'fingerprint', 'read_record', 'eval_stage_fn',
-           'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_pipeline', 'stage_times',
-           'cli_pipeline']
+__all__ = ['log', 'RECORD', 'STARTED', 'VIDEO_ONLY_STAGES', 'LAPA_MADE', 'Stage', 'stage_cfg', 'fingerprint', 'read_record',
+           'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_lock',
+           'run_pipeline', 'stage_times', 'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Stage:
     sets: Callable[[DictConfig], dict] = lambda cfg: {}   # config values of this stage: {dotted key: value}
     help: str = ""
     group: str = ""                                # the kind of stage (several seeds of one arm share it); "" = its name
+    sources: Callable[[DictConfig], str | None] = lambda cfg: None   # a digest of files outside the run it reads (None: none)
 
     @property
     def kind(self) -> str: return self.group or self.name
@@ -95,6 +98,7 @@ def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str], relati
         rd = str(cfg.run_dir)
         config = _in_run(config, tuple(sorted({rd, str(Path(rd).absolute()), str(Path(rd).resolve())}, key=len, reverse=True)))
     body = {"stage": stage.name, "config": config, "inputs": input_ids}
+    if (sources := stage.sources(cfg)) is not None: body["sources"] = sources   # only where there are any: the others keep theirs
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -204,6 +208,12 @@ def benchmark_runs(cfg: DictConfig) -> list[tuple[int, int, bool]]:
 VIDEO_ONLY_STAGES = ("data", "laq", "labels", "vlm", "foundation")
 
 
+def _data_sources(cfg: DictConfig) -> str | None:
+    "The data stage's source files (a video folder, a LeRobot dataset) as a digest: a clip added or replaced reruns it."
+    from lapa.data import source_digest
+    return source_digest(cfg)
+
+
 def _label_sets(cfg: DictConfig) -> dict:
     "The labels stage's datasets written out (null means every view), so that its fingerprint is that of the list."
     from lapa.laq.label import label_datasets
@@ -217,7 +227,7 @@ def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     b = cfg.benchmark
     views = tuple(f"{v}/dataset.json" for v in cfg.data.shard.views)
     stages = [
-        Stage("data", _verb("data"), _DATA_KEYS, (), _stage_folder("data"), views,
+        Stage("data", _verb("data"), _DATA_KEYS, (), _stage_folder("data"), views, sources=_data_sources,
               help="episodes -> shards (the views of data.shard.views: video without actions, actions)"),
         Stage("laq", _verb("laq"), _LAQ_KEYS, ("data",), _stage_folder("laq"), ("summary.json",), help="LAQ on the video view"),
         Stage("labels", _verb("labels"), ("laq.label",), ("data", "laq"), _stage_folder("labels"),
@@ -258,10 +268,18 @@ def stage_log(path: Path):
     finally: root.removeHandler(h); h.close()
 
 
+LAPA_MADE = (RECORD, STARTED, RUN_RECORD, "out.log")   # a folder holding one of these was written by lapa
+
+
 def _clear(out: Path, run_dir: Path) -> None:
-    "Empty a stage folder before it runs again (only inside the run folder; elsewhere only the record goes)."
+    """Empty a stage folder before it runs again (only inside the run folder, and only one lapa wrote; elsewhere only the
+    record goes)."""
     if not out.exists(): return
-    if out.resolve().is_relative_to(run_dir.resolve()) and out.resolve() != run_dir.resolve(): shutil.rmtree(out)
+    if out.resolve().is_relative_to(run_dir.resolve()) and out.resolve() != run_dir.resolve():
+        if any(out.iterdir()) and not any((out / m).exists() for m in LAPA_MADE):
+            raise DataError("the stage would empty this folder, which lapa did not write (no run.yaml, out.log or pipeline "
+                            "record in it): move what it holds elsewhere, or choose another run_dir", out)
+        shutil.rmtree(out)
     else:
         log.warning("%s lies outside the run folder: not emptied before the stage runs again", out)
         (out / RECORD).unlink(missing_ok=True)
@@ -284,15 +302,46 @@ def select_stages(cfg: DictConfig) -> tuple[list[Stage], set[str]]:
                                     f"without it the pipeline runs {', '.join(VIDEO_ONLY_STAGES)}")
         if not p.stages: log.info("pipeline: no actions view (data.source=%s): running %s, the stages that need no actions",
                                   cfg.data.source.value, ", ".join(VIDEO_ONLY_STAGES))
+    selected = [s for s in stages if s.name in chosen or s.kind in chosen]
+    if idle := sorted(n for n in force - {"all"} if not any(n in (s.name, s.kind) for s in selected)):
+        raise ConfigError(f"pipeline.force: {idle} not among the stages that run (pipeline.stages), so forcing does nothing; "
+                          "add them to pipeline.stages")
     forced = {s.name for s in stages if "all" in force or s.name in force or s.kind in force}
-    return [s for s in stages if s.name in chosen or s.kind in chosen], forced
+    return selected, forced
+
+
+def _check_sources(cfg: DictConfig) -> None:
+    "A `ConfigError` when the episodes' source folder lies inside `data.out_dir`, which the data stage empties to run again."
+    key = {"videos": "data.videos.folder", "lerobot": "data.lerobot.root"}.get(cfg.data.source.value)
+    src = OmegaConf.select(cfg, key) if key else None
+    out = Path(cfg.data.out_dir).resolve()
+    if src and Path(src).resolve().is_relative_to(out):
+        raise ConfigError(f"{key}={src} lies inside data.out_dir={out}, which the pipeline empties when the data stage runs "
+                          "again: keep the source outside it")
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path):
+    "Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it."
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".pipeline.lock", "a+") as f:
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise DataError(f"another lapa pipeline ({f.read().strip() or 'a process'}) is running in this run folder: "
+                            "wait for it to end, or choose another run_dir", run_dir) from None
+        f.seek(0); f.truncate(); f.write(f"pid {os.getpid()}"); f.flush()
+        try: yield
+        finally: fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def run_pipeline(cfg: DictConfig) -> dict:
     "Run the selected stages in order, skipping those whose output matches their fingerprint; return the summary."
+    _check_sources(cfg)
     threads, before = int(cfg.pipeline.torch_threads), torch.get_num_threads()
     if threads: torch.set_num_threads(threads)
-    try: return _run_stages(cfg)
+    try:
+        with run_lock(Path(cfg.run_dir)): return _run_stages(cfg)
     finally: torch.set_num_threads(before)
 
 
