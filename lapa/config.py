@@ -864,6 +864,7 @@ class BenchLAQConfig:
     def _problems(self):
         bad = [s for s in self.sizes if s not in LAQSize.__members__]
         p = _positive(self, "steps", "rounds") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
+        if not self.sizes: p.append(("sizes", f"name at least one size ({', '.join(LAQSize.__members__)})"))
         if self.batch_size is not None and self.batch_size < 1: p.append(("batch_size", f"must be >= 1 or null, got {self.batch_size}"))
         if self.warmup < 0: p.append(("warmup", f"must be >= 0, got {self.warmup}"))
         if self.threads is not None and self.threads < 1: p.append(("threads", f"must be >= 1 or null, got {self.threads}"))

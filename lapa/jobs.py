@@ -139,7 +139,9 @@ def check_parameters(path: str | os.PathLike, params: dict) -> None:
         kind = declared[k]["inferred_type_name"]
         ok = parameter_types(kind) if kind != "None" else None   # 'None': no annotation (papermill's name for it)
         if ok and (not isinstance(v, ok) or (isinstance(v, bool) and bool not in ok)):
-            raise ConfigError(f"-p {k}: notebook {Path(path).name} declares it {kind}, got {repr(v)[:60]} ({type(v).__name__})")
+            hint = (f" (-p reads its value as YAML, where no, yes, off and numbers are not strings: quote it, -p {k} \"'...'\")"
+                    if "str" in kind and isinstance(v, (bool, int, float)) else "")
+            raise ConfigError(f"-p {k}: notebook {Path(path).name} declares it {kind}, got {repr(v)[:60]} ({type(v).__name__}){hint}")
 
 # %% ../nbs/70_jobs.ipynb #65b7e379
 def job_kernel(folder: str | os.PathLike) -> tuple[str, dict[str, str]]:

@@ -423,5 +423,6 @@ def cli_pipeline(cfg: DictConfig, args: list[str] | None = None) -> int:
     for r in s["stages"]:
         secs = "" if r["seconds"] is None else f"{r['seconds']:.0f} s"
         print(f"  {r['stage']:<28} {r['status']:<8} {secs}")
-    print(f"pipeline: {s['seconds']:.0f} s this time -> {Path(cfg.run_dir) / 'report.md'}")
+    print(f"pipeline: {s['seconds']:.0f} s this time -> " + (str(Path(cfg.run_dir) / "report.md") if cfg.pipeline.report
+                                                               else f"{cfg.run_dir} (no report: pipeline.report=false)"))
     return 0
