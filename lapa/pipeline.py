@@ -325,14 +325,19 @@ def run_lock(run_dir: Path):
     "Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it."
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / ".pipeline.lock", "a+") as f:
+        locked = True
         try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             raise DataError(f"another lapa pipeline ({f.read().strip() or 'a process'}) is running in this run folder: "
                             "wait for it to end, or choose another run_dir", run_dir) from None
+        except OSError as e:   # a file system without locks (ENOLCK): run unguarded, and say so
+            locked = False
+            log.warning("cannot lock %s (%s): nothing stops a second pipeline in this run folder", f.name, e.strerror or e)
         f.seek(0); f.truncate(); f.write(f"pid {os.getpid()}"); f.flush()
         try: yield
-        finally: fcntl.flock(f, fcntl.LOCK_UN)
+        finally:
+            if locked: fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def run_pipeline(cfg: DictConfig) -> dict:
