@@ -226,14 +226,14 @@ def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike) -> Path:
-    "Write tensors as safetensors, atomically (tensors sharing memory, e.g. tied weights, are stored once each)."
+def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> Path:
+    "Write tensors (and the header's `metadata`) as safetensors, atomically (tensors sharing memory, e.g. tied weights, are stored once each)."
     from safetensors.torch import save_file
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        save_file({k: v.cpu() for k, v in _unshared(tensors).items()}, str(tmp))   # streamed to disk, not held in memory
+        save_file({k: v.cpu() for k, v in _unshared(tensors).items()}, str(tmp), metadata=metadata)   # streamed to disk, not held in memory
         os.chmod(tmp, 0o644)   # readable by others, as any lapa output (safetensors creates its files 0600)
         os.replace(tmp, path)
     finally: tmp.unlink(missing_ok=True)

@@ -18,7 +18,8 @@ from torch import nn
 
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
-from ..train import cfg_get, check_state_indices, load_weights, pretrained_folder, read_weights, replace_folder
+from ..train import (cfg_get, check_state_indices, load_weights, pretrained_folder, read_weights, replace_folder,
+                        save_safetensors)
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
@@ -697,7 +698,6 @@ def spec_file(folder: str | os.PathLike) -> Path | None:
 def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict: dict | None = None,
                     extra: dict | None = None) -> Path:
     "Write `model` (or its full `state_dict`) to `folder` atomically: safetensors weights, JSON spec, tokenizer files."
-    from safetensors.torch import save_file
     from transformers import ByT5Tokenizer
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -707,8 +707,7 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
         if any(hasattr(v, "full_tensor") for v in sd.values()):
             raise ValueError("the model is sharded: pass state_dict=get_model_state_dict(model, options="
                              "StateDictOptions(full_state_dict=True, cpu_offload=True)), gathered on every rank")
-        save_file({k: v.detach().to("cpu").contiguous() for k, v in sd.items()}, tmp / WEIGHTS, metadata={"format": "pt"})
-        os.chmod(tmp / WEIGHTS, 0o644)   # safetensors creates its files 0600: readable by others, as any lapa output
+        save_safetensors({k: v.detach().contiguous() for k, v in sd.items()}, tmp / WEIGHTS, metadata={"format": "pt"})
         byte_level = isinstance(model.tokenizer, ByT5Tokenizer)
         if not byte_level: model.tokenizer.save_pretrained(tmp)   # beside the weights, where Hugging Face looks
         info = dict(model.spec, vision=model.vision.config.to_dict(), lm=model.lm.config.to_dict(),
