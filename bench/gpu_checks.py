@@ -17,6 +17,9 @@
   official always fp32 and eager, as its trainer runs.
 - `laqopt`: lapa's LAQ step at the small and paper sizes with each optimiser update: fp32 fused, and under bf16
   autocast PyTorch's single-tensor loop (what `fused=False` used to select), its multi-tensor update and the fused one.
+- `laqcompile`: whether lapa's LAQ step compiled (inductor's default mode, then `reduce-overhead`: CUDA graphs) trains
+  as the eager one does: 30 bf16 steps of each from the same seed and frames (eager twice, for the noise floor), the
+  largest relative difference of their losses and of their weight updates from the eager run's, ms per step.
 - `laqtrain [COMPILE:PERSISTENT,...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader workers
   persistent or not (default `0:1,1:1`).
 - `render`: MuJoCo's off-screen rendering through EGL: which GL vendor and renderer EGL picked (NVIDIA's library or
@@ -27,7 +30,7 @@
   image has none).
 
 `--dry` runs the same code on the CPU at toy sizes (a check of the script, not a measurement). The figures of
-2026-11-26 on an H200 are in `nbs/results/gpu_h200/` and chapters 31, 52, 91, 92 and 95.
+2026-11-26 to 2026-11-28 on H200s are in `nbs/results/gpu_h200/` and chapters 10, 31, 52, 91, 92 and 95.
 """
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -194,6 +197,33 @@ elif section == "laqopt":   # the LAQ step with each optimiser update (what fuse
             save("laqopt", res)
             del model, step
             if dev.type == "cuda": torch.cuda.empty_cache()
+
+elif section == "laqcompile":   # the LAQ step compiled and with CUDA graphs against eager: same losses and updates?
+    from lapa.bench.laq import _sync, default_batch, lapa_laq_step
+    from lapa.laq.model import laq_arch
+    dev, res = torch.device("cuda" if torch.cuda.is_available() else "cpu"), {}
+    flat = lambda m: torch.cat([p.detach().float().flatten() for p in m.parameters()]).cpu()
+    modes = (("eager", False), ("eager_again", False), ("compiled", True), ("reduce-overhead", "reduce-overhead"))
+    for size in ("tiny",) if dry else ("small", "paper"):
+        arch, bs, runs = laq_arch(size=size), default_batch(size, dev), {}
+        for name, mode in modes[:2] if dry else modes:
+            torch.manual_seed(0)
+            model, step = lapa_laq_step(arch, bs, dev, torch.bfloat16 if dev.type == "cuda" else None, mode)
+            w0, losses = flat(model), []
+            model.register_forward_hook(lambda m, i, o: losses.append(o.loss.detach()))
+            for _ in range(5): step()
+            _sync(dev); t = time.perf_counter()
+            for _ in range(25): step()
+            _sync(dev)
+            runs[name] = (torch.stack(losses).float().cpu(), flat(model) - w0, (time.perf_counter() - t) / 25 * 1000)
+            del model, step
+            if dev.type == "cuda": torch.cuda.empty_cache()
+        ref_l, ref_u, _ = runs["eager"]
+        res[size] = {m: {"ms_per_step": round(ms, 1), "loss_first_last": [round(l[0].item(), 5), round(l[-1].item(), 5)],
+                         "max_rel_loss_diff_vs_eager": round(((l - ref_l).abs() / ref_l.abs()).max().item(), 5),
+                         "update_rel_diff_vs_eager": round(((u - ref_u).norm() / ref_u.norm()).item(), 5)}
+                     for m, (l, u, ms) in runs.items()}
+        save("laqcompile", res)
 
 elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not
     from lapa.config import load_cfg
