@@ -53,10 +53,12 @@ PRECISIONS = {"fp32": "32-true", "bf16": "bf16-mixed", "fp16": "16-mixed"}
 
 
 def lightning_precision(precision: str, accelerator: str) -> str:
-    "Lightning's precision string: `auto` is bf16 autocast on GPU and fp32 on CPU."
+    "Lightning's precision string: `auto` is bf16 autocast on GPU and fp32 on CPU; fp16 on the CPU is said to be slow."
     precision, accelerator = plain(precision), plain(accelerator)
-    if precision != "auto": return PRECISIONS[precision]
     gpu = accelerator == "gpu" or (accelerator == "auto" and torch.cuda.is_available())   # what it would be there: no check
+    if precision == "fp16" and not gpu:
+        log.warning("precision=fp16 on the CPU: float16 autocast there is slow and gains nothing; fp32 or bf16 are the CPU's choices")
+    if precision != "auto": return PRECISIONS[precision]
     return "bf16-mixed" if gpu else "32-true"
 
 
