@@ -188,8 +188,10 @@ def execute_notebook(path: str | os.PathLike, output: str | os.PathLike, paramet
         with _environ({**env, "LAPA_NB_JOB": "1"}, unset=("IN_TEST",)):
             pm.execute_notebook(str(path), str(partial), parameters=params, kernel_name=kernel, language="python",
                                 cwd=str(cwd or path.parent), progress_bar=False)
-    except pm.PapermillExecutionError as e:
-        raise LapaError(f"notebook {path.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (record: {output})") from e
+    except pm.PapermillExecutionError as e:   # named by its first line: papermill's injected cell shifts the counts
+        first = next((ln.strip() for ln in (e.source or "").splitlines() if ln.strip() and not ln.startswith("#|")), "")
+        raise LapaError(f"notebook {path.name} failed in the cell that begins `{first[:60]}{'...' if len(first) > 60 else ''}` "
+                        f"(In [{e.exec_count}] of the record): {e.ename}: {e.evalue} (record: {output})") from e
     except DeadKernelError as e:   # killed: out of memory, a signal, a crash in native code
         raise LapaError(f"notebook {path.name}: its kernel died while running it (killed? out of memory?); the record up to "
                         f"there: {output}") from None
