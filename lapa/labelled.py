@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping
@@ -18,7 +17,7 @@ import numpy as np
 from .core import ConfigError, DataError, file_sha256, get_logger, load_npy_bytes, read_json, write_json, write_jsonl
 from .loading import read_shard, read_shards
 from .shards import ShardSink, array_stats, decode_sample
-from .train import replace_folder
+from .train import replace_folder, staging_folder
 
 log = get_logger("lapa.labelled")
 
@@ -74,8 +73,7 @@ def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_ta
     if (out_dir / "dataset.json").is_file():
         old = read_json(out_dir / "dataset.json")
         if old.get("labelled") == ident: return old
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    tmp = staging_folder(out_dir)
     try:
         rows, states, actions, keep = [], [], [], set(episodes)
         for split in ("train", "val"):

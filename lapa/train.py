@@ -6,9 +6,13 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import math
 import os
+import re
 import shutil
+import socket
+import tempfile
 import uuid
 from enum import Enum
 from pathlib import Path
@@ -26,8 +30,8 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'fit', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder',
-           'save_safetensors', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights',
-           'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
+           'save_safetensors', 'staging_folder', 'carry_over', 'replace_folder', 'write_model_folder',
+           'read_model_folder', 'read_weights', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -242,8 +246,49 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike, 
     return path
 
 
+def _alive(pid: int) -> bool:
+    "Whether a process `pid` runs on this machine (another user's counts)."
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    return True
+
+
+def staging_folder(folder: str | os.PathLike) -> Path:
+    """A new empty folder beside `folder` to write its next version in (`.NAME.HOST_PID_XXXX.tmp`), for `replace_folder`.
+    Such folders that a process of this machine left when it was killed mid-write (its PID is gone) are deleted first."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    host = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname().split(".")[0]) or "host"
+    mine = f".{folder.name}.{host}_"
+    for left in folder.parent.glob(f"{glob.escape(mine)}*.tmp"):
+        pid = left.name[len(mine):].split("_")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            log.info("deleting %s, left by a process that is gone", left); shutil.rmtree(left, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{mine}{os.getpid()}_", suffix=".tmp", dir=folder.parent))
+
+
+def carry_over(folder: Path, tmp: Path, own: Iterable[str] = ()) -> list[str]:
+    """Link (or, where links fail, copy) into `tmp` every entry of `folder` that `tmp` lacks and that is not one of `own`
+    (the names an earlier version of the folder wrote), so that `replace_folder` keeps what others put there (notes, a
+    `.git`); returns their names. The originals stay where they are until the swap."""
+    if not Path(folder).is_dir(): return []
+    own, kept = set(own), []
+    for e in sorted(Path(folder).iterdir()):
+        if e.name in own or os.path.lexists(tmp / e.name): continue
+        if e.is_dir() and not e.is_symlink(): shutil.copytree(e, tmp / e.name, symlinks=True, copy_function=_link_or_copy)
+        else: _link_or_copy(e, tmp / e.name)
+        kept.append(e.name)
+    return kept
+
+
+def _link_or_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    try: os.link(src, dst, follow_symlinks=False)
+    except OSError: shutil.copy2(src, dst, follow_symlinks=False)
+
+
 def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
-    """Put the finished folder `tmp` in place of `folder`: the previous `folder` moves to `old` first and is deleted once
+    """Put the finished folder `tmp` (from `staging_folder`) in place of `folder`: the previous `folder` moves to `old` first and is deleted once
     `tmp` is in place, so a crash in between leaves a complete folder at `folder` or at `old` (readers fall back to it)."""
     shutil.rmtree(old, ignore_errors=True)
     os.chmod(tmp, 0o755)   # a folder from `tempfile.mkdtemp` is 0700: readable by others, as any lapa output

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,16 +18,16 @@ from torch import nn
 from ..config import FoundationPredict, stage_dir
 from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
 from ..train import (cfg_get, check_state_indices, load_weights, pretrained_folder, read_weights, replace_folder,
-                        save_safetensors)
+                        save_safetensors, staging_folder, carry_over)
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
 # %% auto #0
 __all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'ACTION_HEADS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON',
-           'LEGACY_SPEC_JSON', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer', 'random_vision',
-           'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm', 'is_vlm_folder',
-           'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens', 'ActionBins',
-           'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
+           'LEGACY_SPEC_JSON', 'OWN_FILES', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer',
+           'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm',
+           'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens',
+           'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
            'foundation_dataset', 'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params',
            'fit_steps', 'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation',
            'start_from']
@@ -695,13 +694,17 @@ def spec_file(folder: str | os.PathLike) -> Path | None:
     return next((Path(folder) / n for n in (SPEC_JSON, LEGACY_SPEC_JSON) if (Path(folder) / n).is_file()), None)
 
 
+# what an earlier save may have written beside the weights and the spec, so a new save does not carry it over
+OWN_FILES = {LEGACY_SPEC_JSON, "tokenizer", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+             "added_tokens.json", "vocab.json", "merges.txt", "spiece.model", "vocab.txt", "chat_template.jinja"}
+
+
 def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict: dict | None = None,
                     extra: dict | None = None) -> Path:
     "Write `model` (or its full `state_dict`) to `folder` atomically: safetensors weights, JSON spec, tokenizer files."
     from transformers import ByT5Tokenizer
     folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+    tmp = staging_folder(folder)
     try:
         sd = state_dict if state_dict is not None else model.state_dict()
         if any(hasattr(v, "full_tensor") for v in sd.values()):
@@ -714,6 +717,7 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
                     tokenizer="byt5" if byte_level else ".", params=model.num_params(),
                     weights=WEIGHTS, weights_sha256=file_sha256(tmp / WEIGHTS), **(extra or {}))
         write_json(tmp / SPEC_JSON, info)
+        carry_over(folder, tmp, own=OWN_FILES)   # what else is in the folder stays (save_pretrained into a repository's clone)
         replace_folder(tmp, folder, folder.with_name(f".{folder.name}.old"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
