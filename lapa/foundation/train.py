@@ -29,7 +29,7 @@ from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logg
                        write_json)
 from ..train import (autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff, lightning_precision,
                         replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
-from .model import foundation_datasets
+from .model import foundation_datasets, spec_file
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
 
@@ -296,14 +296,26 @@ def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
             "foundation": plain(cfg.foundation), "observation": plain(cfg.observation),
             "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
             "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
-            "datasets": [str(Path(p).resolve()) for p in datasets]}
+            "datasets": [str(Path(p).resolve()) for p in datasets], **_init_weights(cfg)}
+
+
+def _init_weights(cfg) -> dict:
+    "The weights' hash of the checkpoint `foundation.init` names (a fine-tuning's start), for the run identity: {} without one."
+    init = cfg_get(cfg.foundation, "init")
+    spec = spec_file(init) if init else None
+    return {"init_weights_sha256": read_json(spec).get("weights_sha256")} if spec else {}
 
 
 def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:
     "Refuse `ckpt` when it was written by a run with other settings than `identity` (a ConfigError naming them)."
     if identity is None: return
-    check_identity(read_json(ckpt / CKPT_STATE).get("identity"), identity, f"{what}: {ckpt}",
-                   f"write this run to another training.out_dir, or remove {ckpt.parent} to start afresh")
+    saved = read_json(ckpt / CKPT_STATE).get("identity")
+    if saved is not None and "init_weights_sha256" in identity and "init_weights_sha256" not in saved:
+        log.warning("%s was written before checkpoints recorded their init's weights: resuming without checking them", ckpt)
+        identity = {k: v for k, v in identity.items() if k != "init_weights_sha256"}
+    check_identity(saved, identity, f"{what}: {ckpt}",
+                   f"write this run to another folder (training.out_dir; a fine-tuning's finetune.out_dir), or remove "
+                   f"{ckpt.parent} to start afresh")
 
 
 def resolve_resume(training_cfg, folder: str | os.PathLike, identity: dict | None = None) -> Path | None:
