@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['PARAMETER_FLAGS', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable', 'is_override', 'is_int',
-           'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'naming', 'atomic_write', 'write_json',
-           'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes',
-           'Episode', 'get_logger', 'launch_rank', 'log_to_file']
+__all__ = ['PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable',
+           'is_override', 'is_int', 'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'naming',
+           'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256',
+           'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -239,6 +239,7 @@ def load_npy_bytes(b: bytes, what: str = "array") -> np.ndarray:
 
 # %% ../nbs/00_core.ipynb #e2d70ab9
 _ID_RE = re.compile(r"^[A-Za-z0-9_\-]+$")
+MAX_ABS_VALUE = 1e6   # a state or action beyond this is a unit or sensor error (the policy server's bound too)
 
 
 @dataclass
@@ -277,6 +278,9 @@ class Episode:
             if not (isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == f.shape[0]):
                 raise err(f"{name} must be ({f.shape[0]}, D), got {getattr(a, 'shape', None)}")
             if not np.isfinite(a).all(): raise err(f"{name} holds NaN or inf")
+            if a.size and np.abs(a).max() > MAX_ABS_VALUE:   # one such value would swamp the normalisation statistics
+                t, d = np.unravel_index(np.abs(a).argmax(), a.shape)
+                raise err(f"{name}[{t}, {d}] = {a[t, d]:g}, beyond ±{MAX_ABS_VALUE:g} (a unit or sensor error?)")
         return self
 
     def info(self) -> dict:

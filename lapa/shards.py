@@ -30,8 +30,8 @@ from .transforms import check_stats_entry, read_stats
 __all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
            'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
            'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
-           'ShardSink', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'ImageSizeError',
-           'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'dataset_info_problem',
+           'ShardSink', 'warn_outliers', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices',
+           'ImageSizeError', 'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'dataset_info_problem',
            'manifest_problem', 'read_dataset_meta', 'split_count_problems', 'stats_problems', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #5293f932
@@ -212,6 +212,18 @@ class ShardSink:
             self._ctx = self._tar = None
 
 # %% ../nbs/11_shards.ipynb #48e6fb90
+def warn_outliers(name: str, stats: dict, where: str | os.PathLike) -> list[int]:
+    """Warn about the dimensions of `stats` (`array_stats`) whose std is over 5x their 1-99% spread: a few extreme values
+    (a glitch, a unit error) dominate them, and z-scoring would squeeze every ordinary value to about one number.
+    Returns those dimensions."""
+    bad = [d for d, (sd, lo, hi) in enumerate(zip(stats["std"], stats["q01"], stats["q99"])) if hi > lo and sd > 5 * (hi - lo)]
+    for d in bad:
+        log.warning("%s: %s dimension %d has std %.3g, over 5x its 1-99%% spread %.3g (min %g, max %g): a few extreme "
+                    "values dominate its normalisation; check the data", where, name, d, stats["std"][d],
+                    stats["q99"][d] - stats["q01"][d], stats["min"][d], stats["max"][d])
+    return bad
+
+
 def array_stats(x: np.ndarray) -> dict:
     "Per-dimension mean, std, q01, q99, min, max of `x` (N, D) as lists."
     x = np.asarray(x, np.float64)
@@ -283,6 +295,7 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
     if not rows: raise DataError("no frame pairs were written: are the episodes shorter than the frame gap?", out_dir)
     write_jsonl(out_dir / "manifest.jsonl", rows)
     stats = {name: array_stats(np.concatenate(arrs)) for name, arrs in steps.items()}
+    for name, s in stats.items(): warn_outliers(name, s, out_dir)
     write_json(out_dir / "stats.json", stats)
     for split in ("train", "val"):   # shards of an earlier build that this one did not rewrite (only lapa's own names)
         for f in out_dir.glob(split + numbered):
