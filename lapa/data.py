@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 
 from .config import Source
 from .core import DataError, get_logger
-from .shards import ShardSettings, split_episodes, verify_dataset, write_dataset
+from .shards import ShardSettings, split_episodes, state_indices, verify_dataset, write_dataset
 
 log = get_logger("lapa.data")
 
@@ -88,6 +88,8 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
         if cfg.data.source == Source.metaworld: extra["state_views"] = STATE_VIEWS   # what a policy may see of the state
         if cfg.data.source == Source.lerobot: extra["state_views"] = _lerobot_views(cfg)
         infos[view] = write_dataset(load_episodes(d, shuffle_seed=cfg.data.shard.episode_shuffle_seed), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
+        if view == "actions":   # the state view the policies will read must be there: say so now, not after LAQ and pretraining
+            state_indices(infos[view], str(cfg.observation.state), dataset_dir(cfg, view) / "dataset.json")
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos
