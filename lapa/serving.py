@@ -459,17 +459,21 @@ class WebsocketPolicyClient:
                 delay = min(2 * delay, 2.0)
 
     def infer(self, obs: dict) -> dict:
-        "Send `obs`, return the server's reply; an error reply raises `PolicyServerError`."
-        if self._ws is None: self._connect()
-        try:
-            self._ws.send(packb(obs))
-            reply = self._ws.recv(timeout=self.request_timeout_s)
-        except TimeoutError as e:
-            self.close()
-            raise LapaError(f"no reply from {self.uri} within {self.request_timeout_s} s (the next request reconnects)") from e
-        except ConnectionClosed as e:
-            self._ws = None
-            raise LapaError(f"the connection to {self.uri} closed: {e}") from e
+        """Send `obs`, return the server's reply; an error reply raises `PolicyServerError`. A connection that closes
+        (the server restarted) is opened again, within `connect_timeout_s`, and the request sent once more."""
+        for attempt in (1, 2):
+            if self._ws is None: self._connect()
+            try:
+                self._ws.send(packb(obs))
+                reply = self._ws.recv(timeout=self.request_timeout_s)
+                break
+            except TimeoutError as e:
+                self.close()
+                raise LapaError(f"no reply from {self.uri} within {self.request_timeout_s} s (the next request reconnects)") from e
+            except ConnectionClosed as e:
+                self._ws = None
+                if attempt == 2: raise LapaError(f"the connection to {self.uri} closed: {e}") from e
+                _log.warning("the connection to %s closed (%s): connecting again to send the request once more", self.uri, e)
         if isinstance(reply, str): raise PolicyServerError(reply)
         return unpackb(reply)
 
