@@ -81,6 +81,7 @@ def _column(table, name: str, path: Path) -> np.ndarray:
     "A per-frame vector column of an episode's table as a (T, D) float32 array."
     if name not in table.column_names: raise DataError(f"the episode's table has no column {name!r} (has {table.column_names})", path)
     rows = table.column(name).to_pylist()
+    if not rows: raise DataError("the episode's table has no rows (an episode without frames)", path)
     try: return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
     except (TypeError, ValueError) as e: raise DataError(f"column {name!r} is not a vector per frame: {e}", path) from e
 

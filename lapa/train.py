@@ -215,8 +215,11 @@ _HUB_ARGS = ("revision", "cache_dir", "force_download", "local_files_only", "tok
 def pretrained_folder(model_id: str | os.PathLike, **hub) -> Path:
     """The folder of a model that `from_pretrained` names: itself when it is a local folder, else the Hugging Face hub
     repository's snapshot in the cache (`hub`: `from_pretrained`'s download arguments; the others are ignored)."""
-    folder = Path(model_id)
+    folder, s = Path(model_id), str(model_id)
     if folder.is_dir(): return folder
+    if folder.exists(): raise DataError("a file, not a model folder: give the folder that holds config.json and the weights", folder)
+    if folder.expanduser().is_absolute() or s.startswith((".", "~")) or s.count("/") > 1:   # a path, not ORG/NAME
+        raise DataError("no such folder (and not a hub repository id, which reads NAME or ORG/NAME)", folder)
     from huggingface_hub import snapshot_download
     return Path(snapshot_download(str(model_id), **{k: hub[k] for k in _HUB_ARGS if hub.get(k) is not None}))
 
