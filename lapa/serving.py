@@ -34,7 +34,8 @@ _log = get_logger("lapa.serving")
 __all__ = ['ALLOWED_KINDS', 'DEFAULT_MAX_PROMPT_CHARS', 'DEFAULT_MAX_ABS_VALUE', 'DEFAULT_MAX_MESSAGE_BYTES', 'API_KEY_HEADER',
            'API_KEY_SCHEME', 'ProtocolError', 'PolicyOutputError', 'PolicyServerError', 'shorten', 'packb', 'unpackb',
            'check_observation', 'free_port', 'observation_from_metadata', 'inference_threads', 'is_loopback',
-           'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg', 'cli_serve']
+           'PolicyServer', 'serve_policy', 'WebsocketPolicyClient', 'load_run_policy', 'server_from_cfg',
+           'check_port_free', 'cli_serve']
 
 # %% ../nbs/52_serving.ipynb #fe1943de
 class ProtocolError(LapaError, ValueError):
@@ -508,7 +509,17 @@ def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
                         torch_threads=s.torch_threads)
 
 
+def check_port_free(host: str, port: int) -> None:
+    "A `LapaError` when `host:port` cannot be bound (in use, or not this machine's address); port 0 (any free port) passes."
+    if not port: return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try: s.bind((host, port))
+        except OSError as e: raise LapaError(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
+
+
 def cli_serve(cfg, args: list[str]) -> int:
     "`lapa serve`: serve the run's policy until interrupted."
+    check_port_free(cfg.serve.host, int(cfg.serve.port))   # before the policy loads and warms up, which can take minutes
     server_from_cfg(load_run_policy(cfg), cfg).serve_forever()
     return 0
