@@ -16,7 +16,7 @@ from typing import Any, Mapping, Protocol, Sequence
 import numpy as np
 import torch
 
-from .core import DataError, LapaError, atomic_write, get_logger
+from .core import ConfigError, DataError, LapaError, atomic_write, get_logger
 from .config import PolicyKind
 from .train import autocast_dtype, lightning_precision, pick_device, plain
 from .low_level.model import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
@@ -299,6 +299,9 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
     if PolicyKind(cfg.policy.kind) == PolicyKind.vla:
         from lapa.foundation.finetune import finetune_dir
         folder = Path(cfg.policy.checkpoint) if cfg.policy.checkpoint else finetune_dir(cfg) / "model"
+        if cfg.policy.checkpoint and not folder.is_dir():   # a setting that names nothing usable: a configuration error
+            raise ConfigError(f"policy.checkpoint={folder}: " + ("a file: give the folder that holds config.json and the weights"
+                                                                 if folder.exists() else "no such folder"))
         from lapa.foundation.model import spec_file
         if spec_file(folder) is None:
             raise DataError("not a fine-tuned VLA (no config.json): check policy.checkpoint" if cfg.policy.checkpoint else
