@@ -292,6 +292,11 @@ def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view:
         for s in sinks.values(): s.abort()
         raise
     rows = sinks["train"].close() + sinks["val"].close()
+    for fps in sorted(fps_seen):   # a low frame rate rounds the gap to whole frames: say so when it moves far
+        g = gap_in_frames(st.frame_gap_s, fps)
+        if abs(g / fps - st.frame_gap_s) > 0.25 * st.frame_gap_s:
+            log.warning("%s: at %g fps the frame gap of %g s (data.shard.frame_gap_s) is %d frame(s), %.3g s", out_dir, fps,
+                        st.frame_gap_s, g, g / fps)
     if not rows: raise DataError("no frame pairs were written: are the episodes shorter than the frame gap?", out_dir)
     write_jsonl(out_dir / "manifest.jsonl", rows)
     stats = {name: array_stats(np.concatenate(arrs)) for name, arrs in steps.items()}
