@@ -24,7 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.sync.client import connect
 
-from .core import ConfigError, LapaError, get_logger
+from .core import MAX_ABS_VALUE, ConfigError, LapaError, get_logger
 from .policy import Policy, RequestError
 from .transforms import FieldError
 
@@ -104,7 +104,7 @@ def unpackb(data: bytes) -> Any:
     except Exception as e: raise ProtocolError(f"not a msgpack message: {type(e).__name__}: {e}") from e
 
 # %% ../nbs/52_serving.ipynb #ed30a11d
-DEFAULT_MAX_PROMPT_CHARS, DEFAULT_MAX_ABS_VALUE = 2048, 1e6
+DEFAULT_MAX_PROMPT_CHARS, DEFAULT_MAX_ABS_VALUE = 2048, MAX_ABS_VALUE   # the bound a dataset's episodes obey too
 
 
 def check_observation(obs: Any, spec: Mapping[str, Mapping] | None, max_prompt_chars: int | None = DEFAULT_MAX_PROMPT_CHARS,
