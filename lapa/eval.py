@@ -155,13 +155,14 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
              replan_steps: int | None = None, image_size: int = 64, camera: str = "corner4", videos: int = 0,
              desc: str = "eval", progress: bool = True, request_image_size: int | None = None,
              temporal_ensemble: bool = False, ensemble_decay: float = 0.01, workers: int = 1, render: str = "request",
-             timings: dict | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
+             timings: dict | None = None, finished: list[dict] | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
     """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
-    and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings` collects request times."""
+    and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings` collects request times;
+    `finished` (a list) is filled with each row as its episode ends, so a caller keeps them when a later one fails."""
     jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
                  replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
                  ensemble_decay=ensemble_decay, render=render) for t in tasks for i, s in enumerate(seeds)]
-    rows, clips = [], {}
+    rows, clips = ([] if finished is None else finished), {}
     bar = tqdm(total=len(jobs), desc=desc, unit="ep", disable=not progress)
 
     def collect(results):
@@ -278,7 +279,8 @@ def latency(timings: dict) -> dict:
 
 def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
              progress: bool = True) -> dict:
-    "Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs."
+    """Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs.
+    When the policy fails for good partway, the episodes it finished are written to `partial.json` before the error rises."""
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
     if isinstance(policy, PolicySpec) and int(e.workers) <= 1: policy = policy.build()   # one process: build it here, once
@@ -286,9 +288,18 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     name = policy_name or str(meta.get("policy", type(policy).__name__))
     run = {k: plan[k] for k in ("max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")}
     run.update(progress=progress, workers=int(e.workers))
-    t0, timings = time.perf_counter(), {}
-    rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
-                           timings=timings, **run)
+    t0, timings, finished, partial = time.perf_counter(), {}, [], out / "partial.json"
+    try:
+        rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
+                               timings=timings, finished=finished, **run)
+    except BaseException:   # a policy (or its server) that fails for good: the episodes it finished are kept, marked partial
+        if finished:
+            write_json(partial, dict(policy_name=name, complete=False, tasks=plan["tasks"], seeds=plan["seeds"],
+                                     policy=summarise(finished), episodes=finished))
+            _log.warning("the evaluation of %s stopped after %d of %d episodes; the finished ones are in %s", name,
+                         len(finished), len(plan["tasks"]) * len(plan["seeds"]), partial)
+        raise
+    partial.unlink(missing_ok=True)   # an earlier, interrupted evaluation's
     seconds = time.perf_counter() - t0
     results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
                    max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
