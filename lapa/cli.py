@@ -164,16 +164,14 @@ def sweep_jobs(overrides: list[str]) -> tuple[list[list[str]], list[str]]:
     from lapa.config import one_line
     try: parsed = OverridesParser.create().parse_overrides(list(overrides))
     except HydraException as e: raise ConfigError(f"bad override: {one_line(e)}") from e
-    seen: dict[str, str] = {}
-    for o in parsed:   # seed=1,2 seed=3,4 would run each job twice, with one of the two values silently winning
-        key = o.get_key_element().lstrip("+~")
-        if key in seen: raise ConfigError(f"the sweep gives {key} twice ({seen[key]} and {o.input_line}): give each key once")
-        seen[key] = o.input_line
-    axes, swept = [], []
+    axes, swept, seen = [], [], {}
     for o in parsed:
+        raw = o.get_key_element(); key = raw.lstrip("+~")
+        if key in seen:   # seed=1,2 seed=3,4 would run each job twice, one value silently winning
+            raise ConfigError(f"the sweep gives {key} twice ({seen[key]} and {o.input_line}): give each key once")
+        seen[key] = o.input_line
         if o.is_sweep_override():
-            key = o.get_key_element()
-            axes.append([f"{key}={v}" for v in o.sweep_string_iterator()]); swept.append(key.lstrip("+~"))
+            axes.append([f"{raw}={v}" for v in o.sweep_string_iterator()]); swept.append(key)
         else: axes.append([o.input_line])
     return [list(job) for job in itertools.product(*axes)], swept
 

@@ -21,7 +21,7 @@ from typing import Any, Optional, Sequence
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from .core import ConfigError, is_override
+from .core import MAX_ABS_VALUE, ConfigError, is_override
 
 # %% auto #0
 __all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
@@ -949,7 +949,7 @@ class ServeConfig:
     batch_wait_ms: float = 2.0   # how long a batch waits for more requests while other connections are open (a lone client never waits)
     record_dir: Optional[str] = None  # save every request and reply there (npz, for `lapa.policy.replay`)
     max_prompt_chars: int = 2048 # longer prompts are refused before the policy sees them
-    max_abs_value: float = 1.0e6 # float inputs beyond this magnitude (or NaN/Inf) are refused
+    max_abs_value: float = MAX_ABS_VALUE # float inputs beyond this magnitude (or NaN/Inf) are refused
     api_key: Optional[str] = None # clients must send `Authorization: Api-Key <key>` (openpi's client: api_key=...)
     warmup: bool = True           # one forward pass of each batch size before the port opens (a GPU's first pass at a shape is slow); not with record_dir
     torch_threads: Optional[int] = None  # torch threads of each inference thread; null: the cores less one, shared among them

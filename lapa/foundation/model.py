@@ -710,7 +710,7 @@ def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict:
         if any(hasattr(v, "full_tensor") for v in sd.values()):
             raise ValueError("the model is sharded: pass state_dict=get_model_state_dict(model, options="
                              "StateDictOptions(full_state_dict=True, cpu_offload=True)), gathered on every rank")
-        save_safetensors({k: v.detach().contiguous() for k, v in sd.items()}, tmp / WEIGHTS, metadata={"format": "pt"})
+        save_safetensors(sd, tmp / WEIGHTS, metadata={"format": "pt"})   # (it detaches and makes contiguous)
         byte_level = isinstance(model.tokenizer, ByT5Tokenizer)
         if not byte_level: model.tokenizer.save_pretrained(tmp)   # beside the weights, where Hugging Face looks
         info = dict(model.spec, vision=model.vision.config.to_dict(), lm=model.lm.config.to_dict(),
