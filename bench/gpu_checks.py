@@ -20,8 +20,9 @@
 - `laqcompile`: whether lapa's LAQ step compiled (inductor's default mode, then `reduce-overhead`: CUDA graphs) trains
   as the eager one does: 30 bf16 steps of each from the same seed and frames (eager twice, for the noise floor), the
   largest relative difference of their losses and of their weight updates from the eager run's, ms per step.
-- `laqtrain [COMPILE:PERSISTENT,...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader workers
-  persistent or not (default `0:1,1:1`).
+- `laqtrain [COMPILE:PERSISTENT[:SIZE],...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader
+  workers persistent or not, at the `small` size (64 px, batch 32, 300 steps; the default) or `paper` (256 px, batch 16,
+  150 steps) (default `0:1,1:1`).
 - `render`: MuJoCo's off-screen rendering through EGL: which GL vendor and renderer EGL picked (NVIDIA's library or
   Mesa's llvmpipe on the CPU) and the frames per second of a Meta-World episode at 64 and 256 px. It needs mujoco,
   metaworld and PyOpenGL, which the GPU image may lack: carry their wheels and install them as the others.
@@ -225,29 +226,42 @@ elif section == "laqcompile":   # the LAQ step compiled and with CUDA graphs aga
                      for m, (l, u, ms) in runs.items()}
         save("laqcompile", res)
 
-elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not
-    from lapa.config import load_cfg
+elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not, at the small or paper size
+    from lapa.config import LAQ_PRESETS, load_cfg
     from lapa.laq.train import train_laq
     from lapa.shards import ShardSettings, split_episodes, toy_episode, write_dataset
     tmp = Path(tempfile.mkdtemp())
-    eps = [toy_episode(f"toy-v3-s{i:06d}", T=40, size=64, seed=i) for i in range(40)]
-    write_dataset(eps, tmp / "video", "video", ShardSettings(frame_gap_s=0.1, samples_per_shard=500, val_fraction=0.1),
-                  split_episodes({"toy-v3": [e.episode_id for e in eps]}, 0.1), progress=False)
+
+    def toy_video(size: int) -> Path:
+        "40 toy episodes of 40 frames at SIZE px, written once per size."
+        root = tmp / f"video{size}"
+        if not root.exists():
+            eps = [toy_episode(f"toy-v3-s{i:06d}", T=40, size=size, seed=i) for i in range(40)]
+            write_dataset(eps, root, "video", ShardSettings(frame_gap_s=0.1, samples_per_shard=500, val_fraction=0.1),
+                          split_episodes({"toy-v3": [e.episode_id for e in eps]}, 0.1), progress=False)
+        return root
+
     res = {}
     variants = sys.argv[3].split(",") if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else ["0:1", "1:1"]
     for v in variants:
-        c, pw = v.split(":")
+        c, pw, size = (v.split(":") + ["small"])[:3]
         mode = compile_arg(c)
         pw = "true" if pw == "1" else "false"
+        paper = size == "paper"
+        image_size = 32 if dry else LAQ_PRESETS[size]["image_size"]
         comp = [f"laq.train.compile={str(bool(mode)).lower()}"] + ([f"laq.train.compile_mode={mode}"] if isinstance(mode, str) else [])
-        o = [f"run_dir={tmp}/run{c}{pw}", f"loader.persistent_workers={pw}", f"laq.dataset={tmp}/video", "laq.model.size=small", "laq.train.max_steps=" + ("20" if dry else "300"),
-             "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50", "loader.batch_size=32",
-             "loader.num_workers=4", "laq.train.wandb=disabled", *comp] + (["laq.train.compile_backend=eager"] if dry and not isinstance(mode, str) else [])
+        o = [f"run_dir={tmp}/run{c}{pw}{size}", f"loader.persistent_workers={pw}", f"laq.dataset={toy_video(image_size)}",
+             "laq.model.size=" + ("tiny" if dry else size), "laq.train.max_steps=" + ("20" if dry else "150" if paper else "300"),
+             "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50",
+             "loader.batch_size=" + ("16" if paper else "32"), "loader.num_workers=" + ("8" if paper else "4"),
+             "laq.train.wandb=disabled", *comp] + (["laq.train.compile_backend=eager"] if dry and not isinstance(mode, str) else [])
         t = time.time()
         try:
             s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
         except Exception as e: s = {"error": repr(e)[:2000]}
-        s["wall"] = time.time() - t; res[f"compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}"] = s; save("laqtrain", res)
+        s["wall"] = time.time() - t
+        res[f"size={size} compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}"] = s
+        save("laqtrain", res)
 
 elif section == "render":   # MuJoCo through EGL: on the GPU (NVIDIA's EGL library) or on llvmpipe
     os.environ.setdefault("MUJOCO_GL", "egl"); os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
