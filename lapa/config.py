@@ -295,6 +295,8 @@ class ArchSpec:
     @classmethod
     def from_dict(cls, d: dict):
         "Build from a dict (a checkpoint's `arch`) and check it; unknown keys raise `ConfigError` naming them."
+        if d is None: raise ConfigError(f"'arch' is missing: the {cls.what}'s fields (an object) are needed to build the model")
+        if not isinstance(d, dict): raise ConfigError(f"'arch' must be an object of the {cls.what}'s fields, not {type(d).__name__}")
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown: raise ConfigError(f"unknown {cls.what} fields: {unknown}")
         return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in d.items()}).check()

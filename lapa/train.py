@@ -368,6 +368,9 @@ def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | N
     return indices
 
 
+def _kind(t: torch.Tensor) -> str: return "float" if t.is_floating_point() else "complex" if t.is_complex() else "integer"
+
+
 def load_weights(build: Callable[[], torch.nn.Module], state: dict[str, torch.Tensor], path: str | os.PathLike,
                  spec: str | os.PathLike | None = None) -> torch.nn.Module:
     """The model `build()` makes, with `state` loaded strictly. It is built on the meta device first (no memory) and its
@@ -382,12 +385,14 @@ def load_weights(build: Callable[[], torch.nn.Module], state: dict[str, torch.Te
     except Exception as e:   # what a description lets through that the model's code (or transformers) refuses
         raise DataError(f"cannot build the model it describes: {type(e).__name__}: {str(e)[:300]}", spec or path) from e
     wrong = [k for k, v in expected.items() if k in state and state[k].shape != v.shape]
+    kind = [k for k, v in expected.items() if k in state and _kind(state[k]) != _kind(v)]   # fp16 into fp32 is a cast; int64 is not
     missing, unexpected = [k for k in expected if k not in state], [k for k in state if k not in expected]
-    if wrong or missing or unexpected:
+    if wrong or kind or missing or unexpected:
         first = (f"{wrong[0]!r} has shape {list(state[wrong[0]].shape)}, the model described {list(expected[wrong[0]].shape)}"
-                 if wrong else f"{missing[0]!r} is missing" if missing else f"{unexpected[0]!r} is not in the model described")
+                 if wrong else f"{kind[0]!r} is stored as {str(state[kind[0]].dtype)[6:]}, the model's is {str(expected[kind[0]].dtype)[6:]}"
+                 if kind else f"{missing[0]!r} is missing" if missing else f"{unexpected[0]!r} is not in the model described")
         raise DataError(f"the weights do not fit the architecture: {first} "
-                        f"({len(wrong) + len(missing) + len(unexpected)} tensor(s) differ)", path)
+                        f"({len(set(wrong) | set(kind)) + len(missing) + len(unexpected)} tensor(s) differ)", path)
     model = build()
     model.load_state_dict(state)
     return model

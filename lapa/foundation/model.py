@@ -23,8 +23,8 @@ from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'ACTION_HEADS', 'FORMAT', 'WEIGHTS', 'SPEC_JSON',
-           'LEGACY_SPEC_JSON', 'OWN_FILES', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer',
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'TOKENIZER_FILES', 'ACTION_HEADS', 'FORMAT', 'WEIGHTS',
+           'SPEC_JSON', 'LEGACY_SPEC_JSON', 'OWN_FILES', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer',
            'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm',
            'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens',
            'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
@@ -169,10 +169,13 @@ def pretrained_vlm(path: str | os.PathLike, key: str = "foundation.model.pretrai
     return _drop_pooling_head(part["vision"]), part["lm"], part["projector"]
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")   # any one of them: a saved tokenizer
+
+
 def pretrained_tokenizer(path: Path):
     "The tokenizer saved beside a local LM, or None when it has none."
     from transformers import AutoTokenizer
-    if not any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")): return None
+    if not any((path / f).is_file() for f in TOKENIZER_FILES): return None
     return AutoTokenizer.from_pretrained(path)
 
 
@@ -814,6 +817,8 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     info, state, folder = read_foundation(folder)
     kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
     spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
+    if kind != "byt5" and not any((folder / kind / f).is_file() for f in TOKENIZER_FILES):
+        raise DataError(f"its config.json says tokenizer={kind!r}, but that folder holds none of {', '.join(TOKENIZER_FILES)}", folder / kind)
     try: tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
     except Exception as e: raise DataError(f"cannot load its tokenizer: {type(e).__name__}: {str(e)[:300]}", folder / kind) from e
     build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)

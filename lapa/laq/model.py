@@ -488,7 +488,7 @@ def save_laq(model: LAQModel, out_dir: str | os.PathLike, extra: dict | None = N
 def load_laq(path: str | os.PathLike, device: str | torch.device = "cpu") -> LAQModel:
     "Load a LAQ model (in eval mode) from a folder written by `save_laq`, or its `config.json` / `model.safetensors`."
     info, state, folder = read_model_folder(path, LAQ_FORMAT, "LAQ model", device)
-    try: arch = LAQArch.from_dict(info["arch"])
+    try: arch = LAQArch.from_dict(info.get("arch"))
     except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad LAQ arch: {e}", model_json(folder)) from e
     return load_weights(lambda: LAQModel(arch), state, folder / WEIGHTS, model_json(folder)).to(device).eval()
 

@@ -236,7 +236,7 @@ def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") 
     info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
     spec = model_json(folder)
     if not info.get("norm_stats"): raise DataError("the checkpoint carries no normalisation statistics", spec)
-    try: a = LowLevelArch.from_dict(info["arch"])
+    try: a = LowLevelArch.from_dict(info.get("arch"))
     except (ConfigError, KeyError, TypeError, ValueError) as e: raise DataError(f"bad arch: {e}", spec) from e
     view = info.get("state_view")
     if a.use_state and view is not None:
