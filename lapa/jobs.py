@@ -29,7 +29,7 @@ __all__ = ['log', 'STAGE_NOTEBOOKS', 'PARAMETER_TYPES', 'SKIP_FLAGS', 'SLURM_JOB
            'notebook_parameters', 'parameter_types', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run',
            'small_png', 'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg',
            'render_template', 'job_name', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch',
-           'sbatch_submit', 'slurm_render', 'slurm_submit']
+           'find_sbatch', 'sbatch_submit', 'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
 STAGE_NOTEBOOKS = tuple(s.notebook for s in STAGES.values() if s.notebook)   # the chapters that run a stage as a job
@@ -371,12 +371,17 @@ def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir:
     return render_template(tpl.read_text(), values, tpl.name)
 
 # %% ../nbs/70_jobs.ipynb #6324b5fc
-def sbatch_submit(script: str | os.PathLike) -> str:
-    "Submit `script` with `sbatch --parsable`; return the job id."
+def find_sbatch() -> str:
+    "The path of `sbatch`, or a `LapaError` that says where to submit from."
     sbatch = shutil.which("sbatch")
     if sbatch is None:
         raise LapaError("`sbatch` is not on the PATH: submit on a Slurm login node (or print the script with `lapa slurm render`)")
-    r = subprocess.run([sbatch, "--parsable", str(script)], capture_output=True, text=True)
+    return sbatch
+
+
+def sbatch_submit(script: str | os.PathLike) -> str:
+    "Submit `script` with `sbatch --parsable`; return the job id."
+    r = subprocess.run([find_sbatch(), "--parsable", str(script)], capture_output=True, text=True)
     if r.returncode != 0: raise LapaError(f"sbatch refused {script}: {(r.stderr or r.stdout).strip()}")
     return r.stdout.strip().split(";")[0]
 
@@ -409,6 +414,7 @@ def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm submit JOB [ARGS] [overrides]`: write `run_dir/slurm/NAME.sbatch`, submit it, print the job id."
     job, name, words, overrides = _job_args(args)
     cfg = slurm_job_cfg(job, overrides)
+    find_sbatch()   # before anything is written: a machine without Slurm gets no script or log folder
     script = Path(cfg.run_dir) / "slurm" / f"{name.replace('-', '_')}.sbatch"
     with atomic_write(script, "w") as f: f.write(render_sbatch(cfg, job, overrides, args=words, name=name))
     script.chmod(0o755)
