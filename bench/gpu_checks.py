@@ -20,9 +20,10 @@
 - `laqcompile`: whether lapa's LAQ step compiled (inductor's default mode, then `reduce-overhead`: CUDA graphs) trains
   as the eager one does: 30 bf16 steps of each from the same seed and frames (eager twice, for the noise floor), the
   largest relative difference of their losses and of their weight updates from the eager run's, ms per step.
-- `laqtrain [COMPILE:PERSISTENT[:SIZE],...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader
+- `laqtrain [COMPILE:PERSISTENT[:SIZE[:LR]],...]`: `lapa laq train` (Lightning) on toy video, blocks compiled or not, loader
   workers persistent or not, at the `small` size (64 px, batch 32, 300 steps; the default) or `paper` (256 px, batch 16,
-  150 steps) (default `0:1,1:1`).
+  400 steps), at `laq.train.lr` LR (default: the config's) (default `0:1,1:1`); the pace over the whole run and after step
+  50 (compiling and graph capture done).
 - `render`: MuJoCo's off-screen rendering through EGL: which GL vendor and renderer EGL picked (NVIDIA's library or
   Mesa's llvmpipe on the CPU) and the frames per second of a Meta-World episode at 64 and 256 px. It needs mujoco,
   metaworld and PyOpenGL, which the GPU image may lack: carry their wheels and install them as the others.
@@ -241,26 +242,43 @@ elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks
                           split_episodes({"toy-v3": [e.episode_id for e in eps]}, 0.1), progress=False)
         return root
 
+    import lightning.pytorch as pl
+
+    class Clock(pl.Callback):
+        "The steady pace: time from the end of step `warm` (compiling and CUDA graph capture done) to the last step's end."
+        def __init__(self, warm: int): self.warm, self.t0, self.t1, self.steps = warm, None, None, 0
+        def on_train_batch_end(self, trainer, *args):
+            if trainer.global_step == self.warm:
+                if torch.cuda.is_available(): torch.cuda.synchronize()
+                self.t0 = time.perf_counter()
+        def on_train_end(self, trainer, *args):
+            if torch.cuda.is_available(): torch.cuda.synchronize()
+            self.t1, self.steps = time.perf_counter(), trainer.global_step - self.warm
+
     res = {}
     variants = sys.argv[3].split(",") if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else ["0:1", "1:1"]
     for v in variants:
-        c, pw, size = (v.split(":") + ["small"])[:3]
+        parts = v.split(":")
+        c, pw, size, lr = parts[0], parts[1], parts[2] if len(parts) > 2 else "small", parts[3] if len(parts) > 3 else ""
         mode = compile_arg(c)
         pw = "true" if pw == "1" else "false"
         paper = size == "paper"
         image_size = 32 if dry else LAQ_PRESETS[size]["image_size"]
+        batch = 16 if paper else 32
         comp = [f"laq.train.compile={str(bool(mode)).lower()}"] + ([f"laq.train.compile_mode={mode}"] if isinstance(mode, str) else [])
-        o = [f"run_dir={tmp}/run{c}{pw}{size}", f"loader.persistent_workers={pw}", f"laq.dataset={toy_video(image_size)}",
-             "laq.model.size=" + ("tiny" if dry else size), "laq.train.max_steps=" + ("20" if dry else "150" if paper else "300"),
-             "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50",
-             "loader.batch_size=" + ("16" if paper else "32"), "loader.num_workers=" + ("8" if paper else "4"),
-             "laq.train.wandb=disabled", *comp] + (["laq.train.compile_backend=eager"] if dry and not isinstance(mode, str) else [])
-        t = time.time()
+        o = [f"run_dir={tmp}/run{c}{pw}{size}{lr}", f"loader.persistent_workers={pw}", f"laq.dataset={toy_video(image_size)}",
+             "laq.model.size=" + ("tiny" if dry else size), "laq.train.max_steps=" + ("20" if dry else "400" if paper else "300"),
+             "laq.train.warmup_steps=20", "laq.train.ckpt_every=1000", "laq.train.log_every=50", f"loader.batch_size={batch}",
+             "loader.num_workers=" + ("8" if paper else "4"), "laq.train.wandb=disabled", *comp,
+             *([f"laq.train.lr={lr}"] if lr else [])] + (["laq.train.compile_backend=eager"] if dry and not isinstance(mode, str) else [])
+        clock, t = Clock(5 if dry else 50), time.time()
         try:
-            s = train_laq(load_cfg(o)); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
+            s = train_laq(load_cfg(o), callbacks=[clock]); s = {k: s.get(k) for k in ("steps", "seconds", "pairs_per_s", "device", "precision", "eval")}
+            s["steady_pairs_per_s"] = round(clock.steps * batch / (clock.t1 - clock.t0), 1)   # after step 50
+            s["steady_ms_per_step"] = round(1000 * (clock.t1 - clock.t0) / clock.steps, 1)
         except Exception as e: s = {"error": repr(e)[:2000]}
         s["wall"] = time.time() - t
-        res[f"size={size} compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}"] = s
+        res[f"size={size} compile={mode if isinstance(mode, str) else str(mode).lower()} persistent_workers={pw}" + (f" lr={lr}" if lr else "")] = s
         save("laqtrain", res)
 
 elif section == "render":   # MuJoCo through EGL: on the GPU (NVIDIA's EGL library) or on llvmpipe

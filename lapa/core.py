@@ -23,10 +23,11 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'resolve_callable',
-           'is_override', 'is_int', 'split_words', 'exit_code_of', 'exit_process', 'exit_with_parent', 'naming',
-           'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256',
-           'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank', 'log_to_file']
+__all__ = ['PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'TrainingDiverged',
+           'resolve_callable', 'is_override', 'is_int', 'split_words', 'exit_code_of', 'exit_process',
+           'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl',
+           'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank',
+           'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -44,6 +45,10 @@ class DataError(LapaError):
         self.path, self.key = (str(path) if path is not None else None), key
         where = ", ".join(x for x in [f"file {self.path}" if self.path else "", f"sample {key}" if key else ""] if x)
         super().__init__(f"{msg} ({where})" if where else msg)
+
+
+class TrainingDiverged(LapaError):
+    "A training loss or gradient became NaN or Inf; the message names the stage, the step and what to change."
 
 # %% ../nbs/00_core.ipynb #d5318f1a
 def resolve_callable(spec: str, what: str = "") -> Callable:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 import torch.nn as nn
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
+from .core import ConfigError, DataError, TrainingDiverged, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
 
 log = get_logger("lapa.train")
 
@@ -29,9 +29,10 @@ log = get_logger("lapa.train")
 __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
-           'finish_loggers', 'fit', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder',
-           'save_safetensors', 'staging_folder', 'carry_over', 'replace_folder', 'write_model_folder',
-           'read_model_folder', 'read_weights', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
+           'finish_loggers', 'fit', 'NonFiniteWatch', 'first_non_finite', 'diverged', 'non_finite_callback',
+           'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors', 'staging_folder',
+           'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'check_finite',
+           'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -178,6 +179,74 @@ def fit(trainer, *args, **kwargs) -> None:
         if trainer.interrupted: raise KeyboardInterrupt from None
         raise
     if trainer.interrupted: raise KeyboardInterrupt   # versions of Lightning that return from an interrupted fit
+
+# %% ../nbs/03_train.ipynb #nan02e
+class NonFiniteWatch:
+    "The first step whose watched value (`name`: the loss, a gradient norm) is NaN or Inf, noted on its device without a host sync."
+    NONE = 2**62
+
+    def __init__(self, name: str = "the loss"): self.name, self.first = name, None
+
+    def update(self, value: torch.Tensor, step: int) -> None:
+        "Note `step` if `value` holds a non-finite number and no earlier step did."
+        value = value.detach()
+        if self.first is None: self.first = torch.full((), self.NONE, dtype=torch.long, device=value.device)
+        bad = ~torch.isfinite(value).all()
+        self.first = torch.where(bad, torch.clamp(self.first, max=step), self.first)
+
+    def first_bad(self, reduce: Callable[[torch.Tensor], torch.Tensor] | None = None) -> int | None:
+        "The first bad step, or None; `reduce` (an all-reduce `min` on every rank) makes it the earliest of all ranks."
+        if self.first is None: return None
+        t = reduce(self.first.clone()) if reduce is not None else self.first
+        step = int(t)
+        return None if step >= self.NONE else step
+
+    def check(self, what: str, hint: str = "", reduce: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        "Raise `TrainingDiverged` naming `what`, the step and `hint` if a step was bad."
+        step = self.first_bad(reduce)
+        if step is not None: raise diverged(what, f"{self.name} became NaN or Inf at step {step}", hint)
+
+
+def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:
+    "The name of the first floating-point tensor in `tensors` that holds NaN or Inf, or None."
+    return next((k for k, v in tensors.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
+
+
+def diverged(what: str, problem: str, hint: str = "") -> TrainingDiverged:
+    "The error a trainer raises when `what` (a stage) diverged."
+    return TrainingDiverged(f"{what}: {problem}; the run stopped, its last checkpoint is the last good one"
+                            + (f". {hint}" if hint else ""))
+
+# %% ../nbs/03_train.ipynb #nan03e
+def non_finite_callback(what: str, hint: str = ""):
+    """A Lightning callback that ends the fit with `TrainingDiverged` when the training loss turns NaN or Inf (checked at
+    every logging step and at the end) and refuses to write a checkpoint or end the fit with non-finite weights."""
+    import lightning.pytorch as pl
+
+    class StopOnNonFinite(pl.Callback):
+        def __init__(self): self.watch = NonFiniteWatch()
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+            loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
+            if loss is None: return
+            self.watch.update(loss, trainer.global_step)
+            if trainer.global_step % max(1, int(trainer.log_every_n_steps)) == 0: self._loss(trainer)
+
+        def _loss(self, trainer) -> None:   # every rank calls it at the same step
+            self.watch.check(what, hint, (lambda t: trainer.strategy.reduce(t, reduce_op="min")) if trainer.world_size > 1 else None)
+
+        def _weights(self, trainer, pl_module) -> None:   # the same on every rank: data parallel keeps them equal
+            bad = first_non_finite(pl_module.state_dict())
+            if bad is not None:
+                raise diverged(what, f"the weights hold NaN or Inf at step {trainer.global_step} (first in {bad!r})", hint)
+
+        def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None: self._weights(trainer, pl_module)
+
+        def on_train_end(self, trainer, pl_module) -> None:
+            self._loss(trainer)
+            self._weights(trainer, pl_module)
+
+    return StopOnNonFinite()
 
 # %% ../nbs/03_train.ipynb #ident02c
 def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -342,7 +411,7 @@ def read_weights(info: dict, folder: Path, spec: Path, what: str = "model", devi
 
 def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:
     "`state`, if every floating-point tensor in it is finite; else a `DataError` naming the first that is not and `path`."
-    bad = next((k for k, v in state.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
+    bad = first_non_finite(state)
     if bad is not None: raise DataError(f"the weights hold NaN or Inf (first in {bad!r}): a training run that diverged?", path)
     return state
 

@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 from ..config import CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
-from ..train import (autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff, lightning_precision,
-                        replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
+from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff,
+                        lightning_precision, replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets, spec_file
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
 from ..transforms import read_stats
@@ -547,6 +547,7 @@ class StepLoop:
         self.global_step, self.samples_seen = global_step, samples_seen
         self.timer = Timer(fabric.device)
         self.history: list[dict] = []
+        self.non_finite = NonFiniteWatch("the loss or the gradient norm")   # read at logging steps, which every checkpoint follows
         inner = getattr(model, "module", model)
         self.tokens_per_sample = getattr(inner, "tokens_per_sample", None)
         self.flops_per_sample = getattr(inner, "flops_per_sample", None)
@@ -585,13 +586,19 @@ class StepLoop:
                 fabric.backward(out["loss"] / n)
                 self.timer.lap("backward")
             total += out["loss"].detach().float()
-        if self.tc.grad_clip: fabric.clip_gradients(model, self.optimizer, max_norm=float(self.tc.grad_clip))
+        loss = total / n
+        watched = loss
+        if self.tc.grad_clip:
+            # no check here (Fabric's default waits for the GPU every step): `non_finite` notes a NaN norm for the next log
+            norm = fabric.clip_gradients(model, self.optimizer, max_norm=float(self.tc.grad_clip), error_if_nonfinite=False)
+            if norm is not None: watched = torch.stack([loss, (norm.full_tensor() if hasattr(norm, "full_tensor") else norm).float()])
+        self.non_finite.update(watched, self.global_step + 1)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.scheduler.step()
         if self.ema is not None: self.ema.update()
         self.timer.lap("optimizer")
-        return total / n
+        return loss
 
     def run(self, batches: Iterable[dict], end_step: int, window: int = 0) -> str:
         "Train until the global step reaches `end_step` (`'budget'`) or a rank runs out of data (`'data'`)."
@@ -619,6 +626,9 @@ class StepLoop:
     def log(self) -> dict:
         "All-reduce the mean loss since the last log across ranks; log loss, lr, throughput, timings (and on a GPU memory, MFU)."
         loss = self.fabric.all_reduce(self._loss / max(1, self._n), reduce_op="mean")
+        self.non_finite.check("foundation", f"Lower training.lr (now {self.tc.lr:g}; a fine-tuning's is finetune.lr) or lengthen "
+                              f"training.warmup_steps (now {self.tc.warmup_steps})",
+                              (lambda t: self.fabric.all_reduce(t, reduce_op="min")) if self.fabric.world_size > 1 else None)
         self.timer.lap("sync")
         seconds = time.perf_counter() - self._t0
         steps = self.global_step - self._step0

@@ -16,7 +16,7 @@ import torch.nn as nn
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
 from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, fit, identity_diff, lightning_loggers,
-                         lightning_precision, parse_devices, plain, resolve_accelerator, uncompile_blocks, wandb_env,
+                         lightning_precision, non_finite_callback, parse_devices, plain, resolve_accelerator, uncompile_blocks, wandb_env,
                          warmup_cosine)
 
 log = get_logger("lapa.laq")
@@ -181,12 +181,14 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     write_json(out_dir / "checkpoints" / IDENTITY, identity)   # the checkpoints this folder gets from now on are this run's
     ckpt = ModelCheckpoint(out_dir / "checkpoints", filename="step{step:07d}", auto_insert_metric_name=False,
                            every_n_train_steps=tc.ckpt_every, save_top_k=1)
+    stop_nan = non_finite_callback("LAQ", f"Lower laq.train.lr (now {tc.lr:g}; the paper size trains at 1e-4, as in experiment=lrz_h100) "
+                                          f"or lengthen laq.train.warmup_steps (now {tc.warmup_steps})")
     with wandb_env(out_dir, tc.wandb):
         loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(
             max_steps=tc.max_steps, accelerator=accelerator, devices=parse_devices(tc.devices),
             num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, accelerator),
-            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
+            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, stop_nan, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,
             limit_val_batches=tc.eval_batches if tc.val_every else 0, num_sanity_val_steps=0,
             default_root_dir=out_dir, enable_model_summary=False, use_distributed_sampler=False)

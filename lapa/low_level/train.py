@@ -22,7 +22,8 @@ from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
 from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
-from ..train import check_identity, finish_loggers, fit, lightning_loggers, plain, resolve_accelerator, wandb_env, warmup_cosine
+from ..train import (check_identity, finish_loggers, fit, lightning_loggers, non_finite_callback, plain, resolve_accelerator,
+                        wandb_env, warmup_cosine)
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
@@ -216,10 +217,11 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
              "" if arch.use_latents else ", scratch", f"{module.model.num_params():,}", len(episodes), len(train["actions"]), lc.max_steps)
     with wandb_env(out_dir, wandb_mode):
         loggers = lightning_loggers(out_dir, wandb_mode, "lapa", f"{cfg.name}-{out_dir.name}")
+        stop_nan = non_finite_callback("low-level", f"Lower low_level.lr (now {lc.lr:g}) or lengthen low_level.warmup_steps (now {lc.warmup_steps})")
         every_epoch = ModelCheckpoint(dirpath=out_dir / CHECKPOINTS, filename=LAST.removesuffix(".ckpt"), save_top_k=1, monitor=None,
                                       every_n_epochs=1, save_on_train_epoch_end=True, enable_version_counter=False)
         trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers, plugins=[AtomicCheckpointIO()],
-                             callbacks=[every_epoch, LoaderPosition(loader), *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
+                             callbacks=[every_epoch, LoaderPosition(loader), stop_nan, *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
                              log_every_n_steps=max(1, min(50, lc.max_steps // 10)), num_sanity_val_steps=0,
                              check_val_every_n_epoch=None, val_check_interval=lc.max_steps if val_loader else None,
                              limit_val_batches=1.0 if val_loader else 0, default_root_dir=out_dir)
