@@ -214,7 +214,7 @@ def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:
 
 def diverged(what: str, problem: str, hint: str = "") -> TrainingDiverged:
     "The error a trainer raises when `what` (a stage) diverged."
-    return TrainingDiverged(f"{what}: {problem}; the run stopped, its last checkpoint is the last good one"
+    return TrainingDiverged(f"{what}: {problem}; the run stopped, and no checkpoint holds the diverged weights"
                             + (f". {hint}" if hint else ""))
 
 # %% ../nbs/03_train.ipynb #nan03e
@@ -240,7 +240,9 @@ def non_finite_callback(what: str, hint: str = ""):
             if bad is not None:
                 raise diverged(what, f"the weights hold NaN or Inf at step {trainer.global_step} (first in {bad!r})", hint)
 
-        def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None: self._weights(trainer, pl_module)
+        def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
+            self.watch.check(what, hint)   # the first bad step where it is known (a checkpoint between two logging steps)
+            self._weights(trainer, pl_module)
 
         def on_train_end(self, trainer, pl_module) -> None:
             self._loss(trainer)

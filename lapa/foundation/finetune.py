@@ -109,7 +109,7 @@ def finetune(cfg) -> dict:
     dataset = Path(cfg.finetune.dataset) if cfg.finetune.dataset else ensure_labelled(cfg)
     fc = finetune_cfg(cfg, dataset)
     log.info("fine-tuning from %s (finetune.init=%s) on %s", fc.foundation.init, cfg.finetune.init, dataset)
-    summary = train_foundation(fc)
+    summary = train_foundation(fc, stage=("fine-tuning", "finetune"))
     out = finetune_dir(cfg)
     if launch_rank() == 0 and spec_file(out / "model") is not None:
         model = load_foundation(out / "model")

@@ -540,14 +540,16 @@ class StepLoop:
 
     def __init__(self, fabric, model, optimizer, scheduler, training_cfg, plan: RunPlan, ema: EMA | None = None,
                  global_step: int = 0, samples_seen: int = 0, wandb_run=None, on_step: Callable[[dict], None] | None = None,
-                 progress: tqdm | None = None):
+                 progress: tqdm | None = None, stage: tuple[str, str] = ("foundation", "training")):
+        "`stage`: what the errors call this run and the config group of its settings (a fine-tuning: `('fine-tuning', 'finetune')`)."
         self.fabric, self.model, self.optimizer, self.scheduler = fabric, model, optimizer, scheduler
+        self.stage = stage
         self.tc, self.plan, self.ema, self.wandb_run, self.on_step = training_cfg, plan, ema, wandb_run, on_step
         self.progress = progress
         self.global_step, self.samples_seen = global_step, samples_seen
         self.timer = Timer(fabric.device)
         self.history: list[dict] = []
-        self.non_finite = NonFiniteWatch("the loss or the gradient norm")   # read at logging steps, which every checkpoint follows
+        self.non_finite = NonFiniteWatch("the loss or the gradient norm" if training_cfg.grad_clip else "the loss")   # read at logging steps, which every checkpoint follows
         inner = getattr(model, "module", model)
         self.tokens_per_sample = getattr(inner, "tokens_per_sample", None)
         self.flops_per_sample = getattr(inner, "flops_per_sample", None)
@@ -626,8 +628,9 @@ class StepLoop:
     def log(self) -> dict:
         "All-reduce the mean loss since the last log across ranks; log loss, lr, throughput, timings (and on a GPU memory, MFU)."
         loss = self.fabric.all_reduce(self._loss / max(1, self._n), reduce_op="mean")
-        self.non_finite.check("foundation", f"Lower training.lr (now {self.tc.lr:g}; a fine-tuning's is finetune.lr) or lengthen "
-                              f"training.warmup_steps (now {self.tc.warmup_steps})",
+        what, group = self.stage
+        self.non_finite.check(what, f"Lower {group}.lr (now {self.tc.lr:g}) or lengthen {group}.warmup_steps (now {self.tc.warmup_steps}); "
+                              f"with another lr it is another run, which starts afresh in another {group}.out_dir",
                               (lambda t: self.fabric.all_reduce(t, reduce_op="min")) if self.fabric.world_size > 1 else None)
         self.timer.lap("sync")
         seconds = time.perf_counter() - self._t0
@@ -667,10 +670,11 @@ def _start_wandb(cfg, out_dir: Path, run_id: str):
 
 # %% ../../nbs/31_trainer.ipynb #64a236fc
 def train_foundation(cfg, build_model: Callable | None = None, save_model: Callable | None = None,
-                     on_step: Callable[[dict], None] | None = None) -> dict:
+                     on_step: Callable[[dict], None] | None = None, stage: tuple[str, str] = ("foundation", "training")) -> dict:
     """Train the foundation model as `cfg.training` says; write window checkpoints, the final model and `summary.json`
     under `training.out_dir` (default `run_dir/foundation`). `build_model(cfg, stats)` / `save_model(model, folder)` default to `training.model_builder`
-    / `training.model_saver`; `on_step(info)` sees every step on every rank (tests)."""
+    / `training.model_saver`; `on_step(info)` sees every step on every rank (tests); `stage` names the run and its settings'
+    group in errors (`StepLoop`)."""
     tc, out_dir = cfg.training, foundation_dir(cfg)
     ckpt_root = checkpoints_dir(cfg)
     paths = foundation_datasets(cfg)
@@ -736,7 +740,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
 
     wandb_run = _start_wandb(cfg, out_dir, run_id) if rank == 0 else None
     bar = tqdm(total=plan.total_steps, initial=global_step, desc="foundation", disable=rank != 0, dynamic_ncols=True)
-    loop = StepLoop(fabric, model, optimizer, scheduler, tc, plan, ema, global_step, samples_seen, wandb_run, on_step, bar)
+    loop = StepLoop(fabric, model, optimizer, scheduler, tc, plan, ema, global_step, samples_seen, wandb_run, on_step, bar, stage)
     loop.history = history
     n_params = sum(p.numel() for p in module.parameters())
     if rank == 0:

@@ -15,9 +15,9 @@ import torch.nn as nn
 
 from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
-from ..train import (check_identity, compile_blocks, compile_options, finish_loggers, fit, identity_diff, lightning_loggers,
-                         lightning_precision, non_finite_callback, parse_devices, plain, resolve_accelerator, uncompile_blocks, wandb_env,
-                         warmup_cosine)
+from ..train import (MODEL_JSON, WEIGHTS, check_identity, compile_blocks, compile_options, finish_loggers, fit, identity_diff,
+                        lightning_loggers, lightning_precision, non_finite_callback, parse_devices, plain, resolve_accelerator,
+                        uncompile_blocks, wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -175,14 +175,16 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     identity = laq_run_identity(cfg, dataset, arch)
     resume = resume_checkpoint(tc.resume, out_dir, identity)
     old = sorted((out_dir / "checkpoints").glob("*.ckpt"))
-    if resume is None and old:   # a fresh run in a used folder: its checkpoints would mix with the old ones
-        log.warning("LAQ: starting over in %s, removing %d old checkpoint(s)", out_dir, len(old))
-        for f in old: f.unlink()
+    stale = [f for f in (out_dir / WEIGHTS, out_dir / MODEL_JSON, out_dir / "summary.json") if f.exists()]
+    if resume is None and (old or stale):   # a fresh run in a used folder: the old run's checkpoints and model are not this run's
+        log.warning("LAQ: starting over in %s, removing %d old checkpoint(s)%s", out_dir, len(old), " and the previous model" if stale else "")
+        for f in old + stale: f.unlink()
     write_json(out_dir / "checkpoints" / IDENTITY, identity)   # the checkpoints this folder gets from now on are this run's
     ckpt = ModelCheckpoint(out_dir / "checkpoints", filename="step{step:07d}", auto_insert_metric_name=False,
                            every_n_train_steps=tc.ckpt_every, save_top_k=1)
     stop_nan = non_finite_callback("LAQ", f"Lower laq.train.lr (now {tc.lr:g}; the paper size trains at 1e-4, as in experiment=lrz_h100) "
-                                          f"or lengthen laq.train.warmup_steps (now {tc.warmup_steps})")
+                                          f"or lengthen laq.train.warmup_steps (now {tc.warmup_steps}); with another lr it is another "
+                                          "run, which laq.train.resume=never starts afresh here")
     with wandb_env(out_dir, tc.wandb):
         loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(

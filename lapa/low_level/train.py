@@ -217,7 +217,9 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
              "" if arch.use_latents else ", scratch", f"{module.model.num_params():,}", len(episodes), len(train["actions"]), lc.max_steps)
     with wandb_env(out_dir, wandb_mode):
         loggers = lightning_loggers(out_dir, wandb_mode, "lapa", f"{cfg.name}-{out_dir.name}")
-        stop_nan = non_finite_callback("low-level", f"Lower low_level.lr (now {lc.lr:g}) or lengthen low_level.warmup_steps (now {lc.warmup_steps})")
+        stop_nan = non_finite_callback("low-level", f"Lower low_level.lr (now {lc.lr:g}) or lengthen low_level.warmup_steps (now "
+                                                    f"{lc.warmup_steps}); with another lr it is another run: remove "
+                                                    f"{out_dir / CHECKPOINTS} (or choose another run_dir) to start it afresh")
         every_epoch = ModelCheckpoint(dirpath=out_dir / CHECKPOINTS, filename=LAST.removesuffix(".ckpt"), save_top_k=1, monitor=None,
                                       every_n_epochs=1, save_on_train_epoch_end=True, enable_version_counter=False)
         trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers, plugins=[AtomicCheckpointIO()],
