@@ -24,19 +24,19 @@ from omegaconf.errors import OmegaConfBaseException
 from .core import MAX_ABS_VALUE, ConfigError, is_override
 
 # %% auto #0
-__all__ = ['NEUTRAL', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS',
-           'LowLevelConfig', 'INITS', 'NO_SUCH_KEY', 'SECRET_KEYS', 'RUN_RECORD', 'Source', 'OnError', 'Strategy',
-           'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig',
-           'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'Precision',
-           'Accelerator', 'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch', 'prime_factors', 'LAQTrainConfig',
-           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
-           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'BenchDataConfig',
-           'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig', 'BenchEvalConfig', 'BenchStartupConfig',
-           'BenchConfig', 'ServeConfig', 'EvalConfig', 'api_key_problem', 'server_problem', 'SlurmConfig',
-           'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
-           'load_cfg', 'redacted', 'redacted_words', 'refuse_secrets', 'config_yaml', 'stage_dir', 'source_version',
-           'record_run']
+__all__ = ['NEUTRAL', 'FLOAT32_MAX', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES',
+           'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'NO_SUCH_KEY', 'SECRET_KEYS', 'RUN_RECORD', 'Source',
+           'OnError', 'Strategy', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig',
+           'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
+           'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch',
+           'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
+           'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss',
+           'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig',
+           'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig',
+           'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'api_key_problem',
+           'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys',
+           'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'redacted_words', 'refuse_secrets',
+           'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -84,8 +84,17 @@ def neutral_defaults(node: DictConfig, prefix: str = "") -> dict[str, Any]:
     return out
 
 # %% ../nbs/01_config.ipynb #3a3afc5e
+FLOAT32_MAX = 3.4028234663852886e38   # what a float setting may reach: optimisers and kernels take it as a float32
+
+
 def _positive(obj, *names) -> list[tuple[str, str]]:
-    return [(n, f"must be > 0, got {getattr(obj, n)}") for n in names if not getattr(obj, n) > 0]
+    "`names` of `obj` that are not numbers > 0 (a float also within float32's range: no inf), each with why."
+    out = []
+    for n in names:
+        v = getattr(obj, n)
+        if not v > 0: out.append((n, f"must be > 0, got {v}"))
+        elif isinstance(v, float) and not v <= FLOAT32_MAX: out.append((n, f"must be at most {FLOAT32_MAX:.4g} (float32's largest), got {v}"))
+    return out
 
 
 def _frozen_problems(obj) -> list[tuple[str, str]]:
