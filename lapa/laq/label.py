@@ -33,7 +33,7 @@ def laq_fingerprint(folder: str | os.PathLike) -> dict:
     info = read_json(model_json(folder) or folder / MODEL_JSON)   # a folder without one: the error names config.json
     weights = folder / info.get("weights", WEIGHTS)
     if not weights.exists(): raise DataError("LAQ weights missing", weights)
-    return dict(sha256=file_sha256(weights), arch=info["arch"], steps=info.get("steps"), path=str(folder.resolve()))
+    return dict(sha256=file_sha256(weights), arch=info.get("arch"), steps=info.get("steps"), path=str(folder.resolve()))   # (load_laq checks it)
 
 
 def source_fingerprint(folder: str | os.PathLike) -> dict:
@@ -139,12 +139,12 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
         if have.get("laq", {}).get("sha256") == laq_fp["sha256"] and have.get("labelled_from") == src_fp:
             log.info("labels in %s are up to date (LAQ %s)", out, laq_fp["sha256"][:12])
             return dict(out=str(out), labelled=0, skipped=len(rows), up_to_date=True, info=have)
+    model = load_laq(laq, pick_device(device, "laq.label.device"))   # a broken checkpoint stops here, before anything is written
+    _check_frame_size(laq, model.arch.image_size, info, source)
     out.mkdir(parents=True, exist_ok=True)
     (out / "dataset.json").unlink(missing_ok=True)
     done = _resume_state(out, laq_fp, src_fp)
     todo = [r for r in rows if r["shard"] not in done]
-    model = load_laq(laq, pick_device(device, "laq.label.device"))
-    _check_frame_size(laq, model.arch.image_size, info, source)
     state = dict(laq=laq_fp, source=src_fp, done=done)
     counts = np.zeros((model.arch.num_tokens, model.arch.codebook_size), np.int64)
     loader = DataLoader(ShardPairs(source, todo), batch_size=None, num_workers=num_workers, collate_fn=_one)
