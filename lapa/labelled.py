@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .config import RUN_RECORD, record_run
 from .core import ConfigError, DataError, file_sha256, get_logger, load_npy_bytes, read_json, write_json, write_jsonl
 from .loading import read_shard, read_shards
 from .shards import ShardSink, array_stats, decode_sample
@@ -152,6 +153,8 @@ def ensure_labelled(cfg) -> Path:
     out = labelled_dir(cfg)
     write_labelled(labelled_source(cfg), out, int(cfg.data.labelled.episodes_per_task), int(cfg.seed),
                    int(cfg.data.shard.samples_per_shard))
+    # written for a stage that needed it (a fine-tuning, a low-level run): recorded, so the pipeline knows lapa made it
+    if not (out / RUN_RECORD).is_file(): record_run(cfg, out, "the labelled subset, written for the stage that needed it")
     return out
 
 
