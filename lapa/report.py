@@ -389,8 +389,8 @@ def _laq_lines(cfg: DictConfig) -> list[str]:
                      f"codes used {ev.get('codes_used')}/{ev.get('codebook_size')}, perplexity {ev.get('perplexity', float('nan')):.2f}")
     if rep:
         pr, sh, tr = rep.get("probe", {}), rep.get("shuffle", {}), rep.get("transfer", {})
-        lines.append(f"- linear probe R² of the action from the codes (val): {pr.get('codes', {}).get('mean', float('nan')):.3f} "
-                     f"(random codes {pr.get('random codes', {}).get('mean', float('nan')):.3f})")
+        r2 = lambda k: "undefined" if (pr.get(k) or {}).get("mean") is None else f"{pr[k]['mean']:.3f}"
+        lines.append(f"- linear probe R² of the action from the codes (val): {r2('codes')} (random codes {r2('random codes')})")
         lines.append(f"- shuffled pairs AUROC {sh.get('auroc', float('nan')):.3f}; latent transfer cycle accuracy "
                      f"{tr.get('cycle_accuracy', float('nan')):.3f} (chance {tr.get('chance', float('nan')):.3f})")
         rel = os.path.relpath(Path(cfg.laq.report.out_dir), rd)

@@ -22,8 +22,9 @@ log = get_logger("lapa.laq.report")
 
 # %% auto #0
 __all__ = ['log', 'show_images', 'recon_grid', 'code_features', 'linear_probe', 'PairSet', 'collect_pairs', 'continuous_latents',
-           'probe_actions', 'other_episode_order', 'auroc', 'pair_errors', 'shuffle_test', 'code_histogram_figure',
-           'pick_transfer', 'latent_transfer', 'save_figure', 'report_markdown', 'laq_report_run', 'laq_report']
+           'r2_text', 'probe_actions', 'other_episode_order', 'auroc', 'pair_errors', 'shuffle_test',
+           'code_histogram_figure', 'pick_transfer', 'latent_transfer', 'save_figure', 'report_markdown',
+           'laq_report_run', 'laq_report']
 
 # %% ../../nbs/22_laq_report.ipynb #c155392b
 def show_images(rows: list[tuple[str, list]], titles: list[str] | None = None, scale: float = 1.35):
@@ -62,12 +63,15 @@ def code_features(indices: torch.Tensor, codebook_size: int) -> np.ndarray:
 def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                  ridge: float = 1e-3) -> np.ndarray:
     """Test R² per target dimension `(D,)` of a ridge regression from `x` to `y` `(N, D)` fitted on the training rows
-    (0: no better than predicting the training mean; below 0: worse)."""
+    (0: no better than predicting the training mean; below 0: worse; NaN where the test rows hold one value only, e.g. a
+    gripper that never moves in the split: R² is undefined there)."""
     add1 = lambda x: np.c_[np.asarray(x, np.float64), np.ones(len(x))]
     X, Xt = add1(x_train), add1(x_test)
     y, yt = np.asarray(y_train, np.float64).reshape(len(X), -1), np.asarray(y_test, np.float64).reshape(len(Xt), -1)
     w = np.linalg.solve(X.T @ X + ridge * len(X) * np.eye(X.shape[1]), X.T @ y)
-    return 1 - ((Xt @ w - yt) ** 2).sum(0) / np.maximum(((yt - y.mean(0)) ** 2).sum(0), 1e-12)
+    spread = ((yt - yt.mean(0)) ** 2).sum(0)
+    r2 = 1 - ((Xt @ w - yt) ** 2).sum(0) / np.maximum(((yt - y.mean(0)) ** 2).sum(0), 1e-300)
+    return np.where(spread > 1e-12 * len(yt), r2, np.nan)
 
 # %% ../../nbs/22_laq_report.ipynb #1b4095ed
 @dataclass
@@ -115,6 +119,11 @@ def continuous_latents(model: LAQModel, frames: torch.Tensor, batch_size: int = 
     return torch.cat([model.latent(b[:, 0].to(dev), b[:, 1].to(dev)).flatten(1).cpu() for b in frames.split(batch_size)]).numpy()
 
 
+def r2_text(x: float | None) -> str:
+    "An R² as the reports write it: three decimals, or `–` where it is undefined (the target constant in the val split)."
+    return "–" if x is None else f"{x:.3f}"
+
+
 def probe_actions(model: LAQModel, train: PairSet, val: PairSet, ridge: float = 1e-3, seed: int = 0) -> dict:
     """Val R² per action dimension of ridge probes fitted on train: from the codes, from a random assignment of the
     same codes, and from the continuous latent."""
@@ -128,7 +137,8 @@ def probe_actions(model: LAQModel, train: PairSet, val: PairSet, ridge: float = 
     z_tr, z_va = continuous_latents(model, train.frames), continuous_latents(model, val.frames)
     mu, sd = z_tr.mean(0), z_tr.std(0) + 1e-6
     r2["continuous latent"] = linear_probe((z_tr - mu) / sd, y_tr, (z_va - mu) / sd, y_va, ridge)
-    return {k: dict(per_dim=[round(float(x), 4) for x in v], mean=round(float(np.mean(v)), 4)) for k, v in r2.items()} | \
+    r4 = lambda x: None if np.isnan(x) else round(float(x), 4)   # (a dimension constant in the val split has no R²)
+    return {k: dict(per_dim=[r4(x) for x in v], mean=r4(np.nanmean(v)) if not np.isnan(v).all() else None) for k, v in r2.items()} | \
         dict(train_pairs=len(train), val_pairs=len(val))
 
 # %% ../../nbs/22_laq_report.ipynb #a0f8d3e8
@@ -254,8 +264,9 @@ def report_markdown(r: dict) -> str:
              f"## Linear probe: val R² of the pair's action ({pr['train_pairs']} train / {pr['val_pairs']} val pairs)", "",
              "| features | " + " | ".join(f"action[{d}]" for d in range(dims)) + " | mean |",
              "|---|" + "---|" * (dims + 1)]
-    lines += [f"| {k} | " + " | ".join(f"{x:.3f}" for x in pr[k]["per_dim"]) + f" | **{pr[k]['mean']:.3f}** |"
+    lines += [f"| {k} | " + " | ".join(r2_text(x) for x in pr[k]["per_dim"]) + f" | **{r2_text(pr[k]['mean'])}** |"
               for k in ("codes", "random codes", "continuous latent")]
+    if None in pr["codes"]["per_dim"]: lines += ["", "–: the dimension holds one value in the val split, so R² is undefined (the mean leaves it out)."]
     lines += ["", f"## Shuffled pairs ({sh['pairs']} pairs; frame t+gap from another episode)", "",
               "| pairs | recon MSE | copy MSE | median recon/copy |", "|---|---|---|---|"]
     lines += [f"| {k} | {sh[k]['recon_mse']:.5f} | {sh[k]['copy_mse']:.5f} | {sh[k]['recon_vs_copy']:.3f} |" for k in ("real", "shuffled")]
@@ -293,8 +304,8 @@ def laq_report(cfg, args: list[str] | None = None) -> int:
     r = laq_report_run(laq, dataset, rc.out_dir, rc.max_pairs, rc.ridge, rc.transfer_sources, rc.transfer_targets, cfg.seed)
     pr, sh, tr = r["probe"], r["shuffle"], r["transfer"]
     print(f"LAQ report -> {rc.out_dir}/report.md")
-    print(f"  probe R² (val): codes {pr['codes']['mean']:.3f}, random codes {pr['random codes']['mean']:.3f}, "
-          f"continuous latent {pr['continuous latent']['mean']:.3f}  per dim {pr['codes']['per_dim']}")
+    print(f"  probe R² (val): codes {r2_text(pr['codes']['mean'])}, random codes {r2_text(pr['random codes']['mean'])}, "
+          f"continuous latent {r2_text(pr['continuous latent']['mean'])}  per dim {pr['codes']['per_dim']}")
     print(f"  shuffled pairs: recon/copy real {sh['real']['recon_vs_copy']:.3f} vs shuffled {sh['shuffled']['recon_vs_copy']:.3f}, "
           f"AUROC {sh['auroc']:.3f}, code TV {sh['code_tv_distance']}")
     print(f"  latent transfer: cycle accuracy {tr['cycle_accuracy']:.3f} (chance {tr['chance']:.3f})")
