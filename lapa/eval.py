@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .config import redacted
-from .core import ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, resolve_callable, write_json
+from .core import (ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, read_json, resolve_callable,
+                       write_json)
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
@@ -27,8 +29,8 @@ _log = get_logger("lapa.eval")
 
 # %% auto #0
 __all__ = ['RequestSpec', 'policy_observation', 'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise',
-           'write_video', 'results_markdown', 'plot_results', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval',
-           'cli_eval']
+           'write_video', 'results_markdown', 'plot_results', 'eval_identity', 'kept_episodes', 'eval_plan', 'latency',
+           'evaluate', 'policy_for_eval', 'cli_eval']
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
 @dataclass(frozen=True)
@@ -155,15 +157,24 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
              replan_steps: int | None = None, image_size: int = 64, camera: str = "corner4", videos: int = 0,
              desc: str = "eval", progress: bool = True, request_image_size: int | None = None,
              temporal_ensemble: bool = False, ensemble_decay: float = 0.01, workers: int = 1, render: str = "request",
-             timings: dict | None = None, finished: list[dict] | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
+             timings: dict | None = None, finished: list[dict] | None = None,
+             kept: Sequence[dict] = ()) -> tuple[list[dict], dict[str, np.ndarray]]:
     """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
-    and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings` collects request times;
-    `finished` (a list) is filled with each row as its episode ends, so a caller keeps them when a later one fails."""
+    (in task, seed order) and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings`
+    collects request times; `finished` (a list) is filled with each row as its episode ends, so a caller keeps them when a
+    later one fails; `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (but for
+    episodes to record: their frames were not kept)."""
     jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
                  replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
                  ensemble_decay=ensemble_decay, render=render) for t in tasks for i, s in enumerate(seeds)]
+    order = {(j["task"], j["seed"]): i for i, j in enumerate(jobs)}
+    recorded = {(j["task"], j["seed"]) for j in jobs if j["record"]}
+    kept = [r for r in kept if (r["task"], r["seed"]) in order and (r["task"], r["seed"]) not in recorded]
+    done = {(r["task"], r["seed"]) for r in kept}
+    jobs = [j for j in jobs if (j["task"], j["seed"]) not in done]
     rows, clips = ([] if finished is None else finished), {}
-    bar = tqdm(total=len(jobs), desc=desc, unit="ep", disable=not progress)
+    rows.extend(kept)
+    bar = tqdm(total=len(jobs) + len(kept), initial=len(kept), desc=desc, unit="ep", disable=not progress)
 
     def collect(results):
         for row, frames, t in results:
@@ -175,7 +186,8 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
 
     parallel = isinstance(policy, PolicySpec) and workers > 1 and len(jobs) > 1
     try:
-        if parallel:   # the workers run lapa.eval's own functions (a spawned process imports them; it cannot see a notebook's)
+        if not jobs: pass   # every episode kept
+        elif parallel:   # the workers run lapa.eval's own functions (a spawned process imports them; it cannot see a notebook's)
             from concurrent.futures import ProcessPoolExecutor   # a worker that dies raises BrokenProcessPool, never hangs
             from lapa import eval as module
             with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"), initializer=module._worker_init,
@@ -187,6 +199,7 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
             finally:
                 for e in state["envs"].values(): e.close()
     finally: bar.close()
+    rows.sort(key=lambda r: order[(r["task"], r["seed"])])
     return rows, clips
 
 
@@ -252,6 +265,28 @@ def plot_results(results: dict, path: str | os.PathLike | None = None):
         with atomic_write(path) as f: f.write(buf.getvalue())
     return fig
 
+# %% ../nbs/60_eval.ipynb #resume02e
+def eval_identity(plan: Mapping, metadata: Mapping) -> dict:
+    "What an evaluation's episodes depend on: tasks, seeds, rollout settings and the policy's metadata (its weights' hash among them)."
+    keys = ("tasks", "seeds", "max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")
+    return json.loads(json.dumps(dict(plan={k: plan[k] for k in keys}, policy={k: v for k, v in metadata.items() if k != "server"}),
+                                 default=str))   # as it reads back from partial.json
+
+
+def kept_episodes(partial: Path, identity: dict) -> list[dict]:
+    "The finished episodes in `partial` (an interrupted evaluation's) when it is this evaluation's, else none (said why)."
+    if not partial.is_file(): return []
+    try: part = read_json(partial)
+    except DataError as e:
+        _log.warning("an unreadable %s is set aside: %s", partial.name, e); return []
+    if not isinstance(part, dict) or part.get("identity") != identity:
+        _log.warning("%s is of another evaluation (other tasks, seeds, settings or policy weights): not resumed", partial); return []
+    rows, tasks, seeds = part.get("episodes"), set(identity["plan"]["tasks"]), set(identity["plan"]["seeds"])
+    fits = lambda r: isinstance(r, dict) and {"task", "seed", "success", "steps", "episode"} <= set(r) and r["task"] in tasks and r["seed"] in seeds
+    if isinstance(rows, list) and all(map(fits, rows)) and len({(r["task"], r["seed"]) for r in rows}) == len(rows): return rows
+    _log.warning("%s holds episodes this evaluation cannot use (fields, tasks, seeds or repeats): not resumed", partial)
+    return []
+
 # %% ../nbs/60_eval.ipynb #c9c5d43b
 def eval_plan(cfg) -> dict:
     "Tasks, seeds and limits of an evaluation from `cfg.eval` and `cfg.data.sim`; seeds that overlap training raise `ConfigError`."
@@ -280,7 +315,8 @@ def latency(timings: dict) -> dict:
 def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
              progress: bool = True) -> dict:
     """Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs.
-    When the policy fails for good partway, the episodes it finished are written to `partial.json` before the error rises."""
+    When the policy fails for good partway, the episodes it finished are written to `partial.json` before the error rises;
+    the next evaluation of the same plan and policy in that folder keeps them (`eval.resume`)."""
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
     if isinstance(policy, PolicySpec) and int(e.workers) <= 1: policy = policy.build()   # one process: build it here, once
@@ -289,13 +325,16 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     run = {k: plan[k] for k in ("max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")}
     run.update(progress=progress, workers=int(e.workers))
     t0, timings, finished, partial = time.perf_counter(), {}, [], out / "partial.json"
+    identity = eval_identity(plan, meta)
+    kept = kept_episodes(partial, identity) if e.resume else []
+    if kept: _log.info("evaluation of %s: %d of %d episodes kept from %s", name, len(kept), len(plan["tasks"]) * len(plan["seeds"]), partial)
     try:
         rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
-                               timings=timings, finished=finished, **run)
+                               timings=timings, finished=finished, kept=kept, **run)
     except BaseException:   # a policy (or its server) that fails for good: the episodes it finished are kept, marked partial
         if finished:
             write_json(partial, dict(policy_name=name, complete=False, tasks=plan["tasks"], seeds=plan["seeds"],
-                                     policy=summarise(finished), episodes=finished))
+                                     identity=identity, policy=summarise(finished), episodes=finished))
             _log.warning("the evaluation of %s stopped after %d of %d episodes; the finished ones are in %s", name,
                          len(finished), len(plan["tasks"]) * len(plan["seeds"]), partial)
         raise

@@ -18,7 +18,7 @@ import torch
 
 from .core import ConfigError, DataError, LapaError, atomic_write, get_logger
 from .config import PolicyKind
-from .train import autocast_dtype, lightning_precision, pick_device, plain
+from .train import autocast_dtype, lightning_precision, pick_device, plain, weights_sha256
 from .low_level.model import LowLevelPolicyModel, load_low_level, load_run_foundation, low_level_dir
 from .transforms import (FieldError, Group, InjectDefaultPrompt, RepackTransform, ResizeImages, compose, flatten_dict,
                              model_transforms, unflatten_dict)
@@ -201,7 +201,9 @@ class LAPAPolicy(BatchedPolicy):
         self.metadata = {"observation": obs_spec, "actions": {"shape": [a.action_horizon, a.action_dim], "dtype": "float32"},
                          "policy": "lapa-hierarchical" if a.use_latents else "scratch-hierarchical", "head": a.head,
                          "action_horizon": a.action_horizon, "normalization": mode, "state_view": state_view_meta(ll.state_view if a.use_state else None),
-                         "latents": {"shape": [a.num_tokens], "codebook_size": a.codebook_size} if a.use_latents else None}
+                         "latents": {"shape": [a.num_tokens], "codebook_size": a.codebook_size} if a.use_latents else None,
+                         "weights_sha256": {"low_level": weights_sha256(ll), "foundation": weights_sha256(self.foundation)
+                                            if isinstance(self.foundation, torch.nn.Module) else None}}
 
     @torch.inference_mode()
     def infer_batch(self, observations: Sequence[dict], noise: np.ndarray | torch.Tensor | None = None) -> list[dict]:
@@ -266,7 +268,8 @@ class VLAPolicy(BatchedPolicy):
         obs_spec[PROMPT_KEY] = {"dtype": "str"}
         self.metadata = {"observation": obs_spec, "actions": {"shape": [a.horizon, a.action_dim], "dtype": "float32"},
                          "policy": name, "head": a.kind, "action_horizon": a.horizon, "normalization": m.normalization,
-                         "state_view": state_view_meta(m.spec.get("state")), "init": (m.spec.get("init") or {}).get("path")}
+                         "state_view": state_view_meta(m.spec.get("state")), "init": (m.spec.get("init") or {}).get("path"),
+                         "weights_sha256": weights_sha256(m)}
 
     @torch.inference_mode()
     def infer_batch(self, observations: Sequence[dict]) -> list[dict]:

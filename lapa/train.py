@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import math
 import os
 import re
@@ -31,8 +32,8 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'fit', 'NonFiniteWatch', 'first_non_finite', 'diverged', 'non_finite_callback',
            'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors', 'staging_folder',
-           'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'check_finite',
-           'pick_device', 'check_state_indices', 'load_weights']
+           'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'state_sha256',
+           'weights_sha256', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -409,6 +410,20 @@ def read_weights(info: dict, folder: Path, spec: Path, what: str = "model", devi
     try: state = load_file(weights, device=str(device))
     except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
     return check_finite(state, weights)
+
+
+def state_sha256(state: dict[str, torch.Tensor]) -> str:
+    "The sha256 of a state dict's names, dtypes, shapes and values: the identity of weights that have no file."
+    h = hashlib.sha256()
+    for k in sorted(state):
+        t = state[k].detach().cpu().contiguous()
+        h.update(f"{k}:{t.dtype}:{list(t.shape)};".encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def weights_sha256(model: torch.nn.Module) -> str:
+    "The identity of a model's weights: its file's sha256 when it was loaded from a folder (`model.weights_sha256`), else `state_sha256`."
+    return getattr(model, "weights_sha256", None) or state_sha256(model.state_dict())
 
 
 def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:

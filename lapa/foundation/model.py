@@ -822,7 +822,9 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     try: tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
     except Exception as e: raise DataError(f"cannot load its tokenizer: {type(e).__name__}: {str(e)[:300]}", folder / kind) from e
     build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
-    return load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
+    model = load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
+    model.weights_sha256 = info.get("weights_sha256")   # the identity of these weights (lapa.train.weights_sha256)
+    return model
 
 # %% ../../nbs/30_foundation.ipynb #1fe9c530
 TRUNK = FoundationVLA.trunk_prefixes

@@ -247,6 +247,7 @@ def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") 
     state = {("head." + k[len("velocity."):] if k.startswith("velocity.") else k): v for k, v in state.items()}   # flow heads saved before the heads were modules
     model = load_weights(lambda: LowLevelPolicyModel(a), state, folder / WEIGHTS, spec)
     model.norm_stats, model.normalization, model.info = stats, info.get("normalization", "zscore"), info
+    model.weights_sha256 = info.get("weights_sha256")   # the identity of these weights (lapa.train.weights_sha256)
     model.state_view = view
     return model.to(device).eval()
 
