@@ -69,9 +69,9 @@ def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     X, Xt = add1(x_train), add1(x_test)
     y, yt = np.asarray(y_train, np.float64).reshape(len(X), -1), np.asarray(y_test, np.float64).reshape(len(Xt), -1)
     w = np.linalg.solve(X.T @ X + ridge * len(X) * np.eye(X.shape[1]), X.T @ y)
-    spread = ((yt - yt.mean(0)) ** 2).sum(0)
-    r2 = 1 - ((Xt @ w - yt) ** 2).sum(0) / np.maximum(((yt - y.mean(0)) ** 2).sum(0), 1e-300)
-    return np.where(spread > 1e-12 * len(yt), r2, np.nan)
+    defined = ((yt - yt.mean(0)) ** 2).sum(0) > 1e-12 * len(yt)
+    r2 = 1 - ((Xt @ w - yt) ** 2).sum(0) / np.where(defined, ((yt - y.mean(0)) ** 2).sum(0), 1.0)
+    return np.where(defined, r2, np.nan)
 
 # %% ../../nbs/22_laq_report.ipynb #1b4095ed
 @dataclass
