@@ -813,14 +813,13 @@ def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Te
 
 def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu") -> FoundationVLA:
     "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
-    from transformers import AutoTokenizer
     info, state, folder = read_foundation(folder)
     kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
     spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
-    if kind != "byt5" and not any((folder / kind / f).is_file() for f in TOKENIZER_FILES):
-        raise DataError(f"its config.json says tokenizer={kind!r}, but that folder holds none of {', '.join(TOKENIZER_FILES)}", folder / kind)
-    try: tok = byte_tokenizer() if kind == "byt5" else AutoTokenizer.from_pretrained(folder / kind)
+    try: tok = byte_tokenizer() if kind == "byt5" else pretrained_tokenizer(folder / kind)
     except Exception as e: raise DataError(f"cannot load its tokenizer: {type(e).__name__}: {str(e)[:300]}", folder / kind) from e
+    if tok is None:
+        raise DataError(f"its config.json says tokenizer={kind!r}, but that folder holds none of {', '.join(TOKENIZER_FILES)}", folder / kind)
     build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
     model = load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
     model.weights_sha256 = info.get("weights_sha256")   # the identity of these weights (lapa.train.weights_sha256)
