@@ -992,7 +992,7 @@ class EvalConfig:
     connect_timeout_s: float = 30.0
     request_timeout_s: float = 120.0
     record_dir: Optional[str] = None      # save every request and reply there (npz, for `lapa.policy.replay`)
-    resume: bool = True                   # keep the finished episodes of an interrupted evaluation of the same plan and policy (partial.json)
+    resume: bool = True                   # keep the finished episodes of an interrupted evaluation of the same plan and policy (partial.jsonl)
     out_dir: str = "${run_dir}/eval"
 
     def _problems(self):

@@ -25,9 +25,9 @@ import numpy as np
 # %% auto #0
 __all__ = ['PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'TrainingDiverged',
            'resolve_callable', 'is_override', 'is_int', 'split_words', 'exit_code_of', 'exit_process',
-           'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'write_jsonl', 'read_json', 'read_jsonl',
-           'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger', 'launch_rank',
-           'log_to_file']
+           'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'json_line', 'write_jsonl', 'read_json',
+           'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger',
+           'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -151,10 +151,15 @@ def write_json(path: str | os.PathLike, obj: Any) -> Path:
     return Path(path)
 
 
+def json_line(obj: Any) -> str:
+    "`obj` as one line of JSON lines, newline included (keys sorted; numpy values and paths as plain ones)."
+    return json.dumps(obj, sort_keys=True, default=_json_default) + "\n"
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> Path:
     "Write one JSON object per line, atomically."
     with atomic_write(path, "w") as f:
-        for r in rows: f.write(json.dumps(r, sort_keys=True, default=_json_default) + "\n")
+        for r in rows: f.write(json_line(r))
     return Path(path)
 
 

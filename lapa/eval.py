@@ -13,14 +13,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from .config import redacted
-from .core import (ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, read_json, resolve_callable,
+from .core import (ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, json_line, resolve_callable,
                        write_json)
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
@@ -29,8 +29,8 @@ _log = get_logger("lapa.eval")
 
 # %% auto #0
 __all__ = ['RequestSpec', 'policy_observation', 'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise',
-           'write_video', 'results_markdown', 'plot_results', 'eval_identity', 'kept_episodes', 'eval_plan', 'latency',
-           'evaluate', 'policy_for_eval', 'cli_eval']
+           'write_video', 'results_markdown', 'plot_results', 'eval_identity', 'read_partial', 'kept_episodes',
+           'EpisodeLog', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval', 'cli_eval']
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
 @dataclass(frozen=True)
@@ -157,12 +157,12 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
              replan_steps: int | None = None, image_size: int = 64, camera: str = "corner4", videos: int = 0,
              desc: str = "eval", progress: bool = True, request_image_size: int | None = None,
              temporal_ensemble: bool = False, ensemble_decay: float = 0.01, workers: int = 1, render: str = "request",
-             timings: dict | None = None, finished: list[dict] | None = None,
+             timings: dict | None = None, on_episode: Callable[[dict], Any] | None = None,
              kept: Sequence[dict] = ()) -> tuple[list[dict], dict[str, np.ndarray]]:
     """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
     (in task, seed order) and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings`
-    collects request times; `finished` (a list) is filled with each row as its episode ends, so a caller keeps them when a
-    later one fails; `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (but for
+    collects request times; `on_episode` gets each row as its episode ends (the caller keeps it, should a later episode or
+    the process fail); `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (but for
     episodes to record: their frames were not kept)."""
     jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
                  replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
@@ -172,13 +172,13 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
     kept = [r for r in kept if (r["task"], r["seed"]) in order and (r["task"], r["seed"]) not in recorded]
     done = {(r["task"], r["seed"]) for r in kept}
     jobs = [j for j in jobs if (j["task"], j["seed"]) not in done]
-    rows, clips = ([] if finished is None else finished), {}
-    rows.extend(kept)
+    rows, clips = list(kept), {}
     bar = tqdm(total=len(jobs) + len(kept), initial=len(kept), desc=desc, unit="ep", disable=not progress)
 
     def collect(results):
         for row, frames, t in results:
             rows.append(row)
+            if on_episode is not None: on_episode(row)
             if frames is not None: clips[row["episode"]] = frames
             if timings is not None:
                 for k, v in t.items(): timings.setdefault(k, []).extend(v)
@@ -270,22 +270,49 @@ def eval_identity(plan: Mapping, metadata: Mapping) -> dict:
     "What an evaluation's episodes depend on: tasks, seeds, rollout settings and the policy's metadata (its weights' hash among them)."
     keys = ("tasks", "seeds", "max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")
     return json.loads(json.dumps(dict(plan={k: plan[k] for k in keys}, policy={k: v for k, v in metadata.items() if k != "server"}),
-                                 default=str))   # as it reads back from partial.json
+                                 default=str))   # as it reads back from partial.jsonl
+
+
+def read_partial(partial: Path) -> tuple[dict, list[dict]]:
+    """An interrupted evaluation's `partial.jsonl`: its first line (the identity) and its episodes. A last line without its
+    newline (cut short by a kill while it was written) is dropped; any other malformed line is a `DataError`."""
+    try: text = partial.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start})", partial) from e
+    except OSError as e: raise DataError(f"cannot read it: {e.strerror or e}", partial) from e
+    lines = text[:text.rfind("\n") + 1].splitlines()
+    try: head, *rows = [json.loads(line) for line in lines]
+    except ValueError as e: raise DataError(f"malformed: {str(e)[:200]}", partial) from None   # (an empty file: no head)
+    if not isinstance(head, dict): raise DataError("its first line is not an evaluation's identity", partial)
+    return head, rows
 
 
 def kept_episodes(partial: Path, identity: dict) -> list[dict]:
     "The finished episodes in `partial` (an interrupted evaluation's) when it is this evaluation's, else none (said why)."
     if not partial.is_file(): return []
-    try: part = read_json(partial)
+    try: head, rows = read_partial(partial)
     except DataError as e:
         _log.warning("an unreadable %s is set aside: %s", partial.name, e); return []
-    if not isinstance(part, dict) or part.get("identity") != identity:
+    if head.get("identity") != identity:
         _log.warning("%s is of another evaluation (other tasks, seeds, settings or policy weights): not resumed", partial); return []
-    rows, tasks, seeds = part.get("episodes"), set(identity["plan"]["tasks"]), set(identity["plan"]["seeds"])
+    tasks, seeds = set(identity["plan"]["tasks"]), set(identity["plan"]["seeds"])
     fits = lambda r: isinstance(r, dict) and {"task", "seed", "success", "steps", "episode"} <= set(r) and r["task"] in tasks and r["seed"] in seeds
-    if isinstance(rows, list) and all(map(fits, rows)) and len({(r["task"], r["seed"]) for r in rows}) == len(rows): return rows
+    if all(map(fits, rows)) and len({(r["task"], r["seed"]) for r in rows}) == len(rows): return rows
     _log.warning("%s holds episodes this evaluation cannot use (fields, tasks, seeds or repeats): not resumed", partial)
     return []
+
+
+class EpisodeLog:
+    """An evaluation's `partial.jsonl` while it runs: written afresh (atomically) with `head` and the `kept` episodes, then
+    one line per episode as it ends, flushed at once (a killed process loses at most the episodes under way)."""
+    def __init__(self, path: Path, head: dict, kept: Sequence[dict]):
+        with atomic_write(path, "w") as f: f.writelines(json_line(r) for r in [head, *kept])
+        self.path, self.episodes, self._file = path, len(kept), open(path, "a", encoding="utf-8")
+
+    def add(self, row: dict) -> None:
+        self._file.write(json_line(row)); self._file.flush(); self.episodes += 1
+
+    def __enter__(self) -> "EpisodeLog": return self
+    def __exit__(self, *exc) -> None: self._file.close()
 
 # %% ../nbs/60_eval.ipynb #c9c5d43b
 def eval_plan(cfg) -> dict:
@@ -315,8 +342,8 @@ def latency(timings: dict) -> dict:
 def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
              progress: bool = True) -> dict:
     """Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs.
-    When the policy fails for good partway, the episodes it finished are written to `partial.json` before the error rises;
-    the next evaluation of the same plan and policy in that folder keeps them (`eval.resume`)."""
+    Each episode goes to `partial.jsonl` as it ends; an evaluation of the same plan and policy in that folder after one
+    that stopped (its policy failed, the process was killed) keeps them (`eval.resume`)."""
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
     if isinstance(policy, PolicySpec) and int(e.workers) <= 1: policy = policy.build()   # one process: build it here, once
@@ -324,21 +351,18 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     name = policy_name or str(meta.get("policy", type(policy).__name__))
     run = {k: plan[k] for k in ("max_steps", "replan_steps", "temporal_ensemble", "ensemble_decay", "image_size", "camera")}
     run.update(progress=progress, workers=int(e.workers))
-    t0, timings, finished, partial = time.perf_counter(), {}, [], out / "partial.json"
+    t0, timings, partial = time.perf_counter(), {}, out / "partial.jsonl"
     identity = eval_identity(plan, meta)
     kept = kept_episodes(partial, identity) if e.resume else []
     if kept: _log.info("evaluation of %s: %d of %d episodes kept from %s", name, len(kept), len(plan["tasks"]) * len(plan["seeds"]), partial)
-    try:
-        rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
-                               timings=timings, finished=finished, kept=kept, **run)
-    except BaseException:   # a policy (or its server) that fails for good: the episodes it finished are kept, marked partial
-        if finished:
-            write_json(partial, dict(policy_name=name, complete=False, tasks=plan["tasks"], seeds=plan["seeds"],
-                                     identity=identity, policy=summarise(finished), episodes=finished))
+    with EpisodeLog(partial, dict(policy_name=name, identity=identity), kept) as episodes:
+        try:
+            rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
+                                   timings=timings, on_episode=episodes.add, kept=kept, **run)
+        except BaseException:   # a policy (or its server) that fails for good: the episodes it finished stay in the log
             _log.warning("the evaluation of %s stopped after %d of %d episodes; the finished ones are in %s", name,
-                         len(finished), len(plan["tasks"]) * len(plan["seeds"]), partial)
-        raise
-    partial.unlink(missing_ok=True)   # an earlier, interrupted evaluation's
+                         episodes.episodes, len(plan["tasks"]) * len(plan["seeds"]), partial)
+            raise
     seconds = time.perf_counter() - t0
     results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
                    max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
@@ -354,6 +378,7 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     for ep, frames in clips.items():
         write_video(frames, out / "videos" / f"{ep}.{e.video_format}", fps=float(e.video_fps))
     write_json(out / "results.json", results)
+    partial.unlink()   # the evaluation is whole
     with atomic_write(out / "results.md", "w") as f:
         f.write(f"# Closed-loop evaluation: {name}\n\n{len(plan['seeds'])} held-out seeds per task from {plan['seeds'][0]}, "
                 f"at most {plan['max_steps']} steps.\n\n" + results_markdown(results))
