@@ -379,9 +379,9 @@ def find_sbatch() -> str:
     return sbatch
 
 
-def sbatch_submit(script: str | os.PathLike) -> str:
-    "Submit `script` with `sbatch --parsable`; return the job id."
-    r = subprocess.run([find_sbatch(), "--parsable", str(script)], capture_output=True, text=True)
+def sbatch_submit(script: str | os.PathLike, sbatch: str | None = None) -> str:
+    "Submit `script` with `sbatch --parsable` (`sbatch`: its path, else looked up); return the job id."
+    r = subprocess.run([sbatch or find_sbatch(), "--parsable", str(script)], capture_output=True, text=True)
     if r.returncode != 0: raise LapaError(f"sbatch refused {script}: {(r.stderr or r.stdout).strip()}")
     return r.stdout.strip().split(";")[0]
 
@@ -414,12 +414,12 @@ def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm submit JOB [ARGS] [overrides]`: write `run_dir/slurm/NAME.sbatch`, submit it, print the job id."
     job, name, words, overrides = _job_args(args)
     cfg = slurm_job_cfg(job, overrides)
-    find_sbatch()   # before anything is written: a machine without Slurm gets no script or log folder
+    sbatch = find_sbatch()   # before anything is written: a machine without Slurm gets no script or log folder
     script = Path(cfg.run_dir) / "slurm" / f"{name.replace('-', '_')}.sbatch"
     with atomic_write(script, "w") as f: f.write(render_sbatch(cfg, job, overrides, args=words, name=name))
     script.chmod(0o755)
     Path(cfg.slurm.log_dir).mkdir(parents=True, exist_ok=True)
-    job_id = sbatch_submit(script)
+    job_id = sbatch_submit(script, sbatch)
     log.info("submitted %s as Slurm job %s (log: %s)", script, job_id, Path(cfg.slurm.log_dir) / f"{job_name(cfg.slurm, name)}-{job_id}.out")
     print(job_id)
     return 0
