@@ -127,9 +127,10 @@ def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
         raise DataError(f"not an outcomes file (arms.<arm>.seeds/keys/successes): {e!r}", path) from e
 
 # %% ../nbs/80a_report.ipynb #pool01c
-def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
+def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_runs: bool = False) -> dict:
     """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
-    rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run."""
+    rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run (and, with
+    `resample_runs`, of the runs themselves first)."""
     from lapa.stats import wilson_interval
     arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
     if "scratch" not in arms or len(arms) < 2:
@@ -141,13 +142,17 @@ def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int =
         boot, mats = paired
         boots.append(boot); sizes.append(mats["scratch"].size)
         for a in arms: flat[a].append(np.ravel(mats[a]))
-    w = np.asarray(sizes, np.float64) / sum(sizes)
-    boot = {a: sum(wi * b[a] for wi, b in zip(w, boots)) for a in arms}
+    sizes, boot = np.asarray(sizes, np.float64), {a: np.stack([b[a] for b in boots]) for a in arms}   # (runs, n_boot)
+    if resample_runs:   # each resample draws len(runs) runs with replacement and takes their own resample of that index
+        pick = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]).integers(len(runs), size=(n_boot, len(runs)))
+        w = sizes[pick]
+        boot = {a: (w * b[pick, np.arange(n_boot)[:, None]]).sum(1) / w.sum(1) for a, b in boot.items()}
+    else: boot = {a: sizes @ b / sizes.sum() for a, b in boot.items()}
     mats = {a: np.concatenate(flat[a]) for a in arms}     # their means are the episode-weighted pooled rates
     rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
              for a, m in mats.items()}
     diffs, gap = _main_comparisons(boot, mats)
-    return dict(runs=len(runs), rates=rates, differences=diffs, gap_share=gap)
+    return dict(runs=len(runs), runs_resampled=resample_runs, rates=rates, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
