@@ -21,8 +21,8 @@ log = get_logger("lapa.report")
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'video_run_markdown', 'write_report', 'report_parts', 'show_report',
-           'run_report_notebook']
+           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_markdown', 'cli_report_pool', 'write_report',
+           'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -365,6 +365,57 @@ def video_run_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
              f"{vid.get('frame_gap_s', '?')} s apart |", ""]
     lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _notebook_lines(cfg)
     return "\n".join(lines), numbers
+
+# %% ../nbs/80a_report.ipynb #poolcli1c
+def _outcomes_path(path: Path) -> Path:
+    return path / "report" / "outcomes.json" if path.is_dir() else path
+
+
+def _cell(d: dict | None) -> str:
+    return "-" if d is None else f"{100 * d['estimate']:+.1f} [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
+
+
+def _gap_cell(g: dict | None) -> str:
+    return "-" if g is None else f"{g['estimate']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else "undefined"
+
+
+def pool_markdown(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> str:
+    "A markdown summary of `runs` (name -> outcomes): each run's comparison, then the pool with the runs fixed and resampled."
+    pooled = pool_outcomes(list(runs.values()), n_boot, seed)
+    arms = list(pooled["rates"])
+    comparisons = ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
+    lines = [f"# {len(runs)} runs pooled", "", "| run | " + " | ".join(ARM_NAMES.get(a, a) for a in arms) +
+             " | LAPA - scratch | gap share |", "|---|" + "---|" * (len(arms) + 2)]
+    for name, o in runs.items():
+        c = compare_arms({a: o[a] for a in arms}, n_boot, seed)
+        lines.append(f"| {name} | " + " | ".join(f"{_pct(c['rates'][a]['rate'])} ({c['rates'][a]['successes']}/{c['rates'][a]['episodes']})"
+                                                 for a in arms) +
+                     f" | {_cell(c['differences'].get('lapa - scratch'))} | {_gap_cell(c['gap_share'])} |")
+    lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in pooled["rates"].items()) + ".", "",
+              f"Paired bootstrap, {n_boot} resamples, 95% intervals, in points (the gap share as a fraction):", "",
+              "| pooled | " + " | ".join(k.replace("action_vla", "ActionVLA").replace("lapa", "LAPA") for k in comparisons) +
+              " | gap share |", "|---|" + "---|" * (len(comparisons) + 1)]
+    views = [("runs held fixed (how precisely these runs measure their average)", pooled)]
+    if len(runs) > 1:
+        views.append(("runs resampled too (for a run yet to come)", pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True)))
+    for label, p in views:
+        lines.append(f"| {label} | " + " | ".join(_cell(p["differences"].get(k)) for k in comparisons) + f" | {_gap_cell(p['gap_share'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
+    "`lapa report pool RUN ...`: print the pooled comparison of run folders (their report/outcomes.json) or outcomes files."
+    if not args: raise ConfigError("name the runs to pool: lapa report pool RUN_DIR|OUTCOMES.json ...")
+    runs = {}
+    for a in args:
+        if not Path(a).exists(): raise ConfigError(f"lapa report pool: {a}: no such run folder or outcomes file")
+        path = _outcomes_path(Path(a))
+        if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
+        name = Path(a).name if Path(a).is_dir() else path.stem
+        runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
+    try: print(pool_markdown(runs), end="")
+    except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
+    return 0
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
