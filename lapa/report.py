@@ -21,8 +21,8 @@ log = get_logger("lapa.report")
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_markdown', 'cli_report_pool', 'write_report',
-           'report_parts', 'show_report', 'run_report_notebook']
+           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'cli_report_pool',
+           'pool_figure', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -379,26 +379,34 @@ def _gap_cell(g: dict | None) -> str:
     return "-" if g is None else f"{g['estimate']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else "undefined"
 
 
-def pool_markdown(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> str:
-    "A markdown summary of `runs` (name -> outcomes): each run's comparison, then the pool with the runs fixed and resampled."
+def _pool_views(summary: dict) -> list[tuple[str, dict]]:
+    views = [("runs held fixed (how precisely these runs measure their average)", summary["fixed"])]
+    return views + ([("runs resampled too (for a run yet to come)", summary["resampled"])] if summary["resampled"] else [])
+
+
+def pool_summary(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
+    "Each of `runs` (name -> outcomes) compared alone, and the pool with the runs held fixed and (two or more) resampled too."
     pooled = pool_outcomes(list(runs.values()), n_boot, seed)
     arms = list(pooled["rates"])
-    comparisons = ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
-    lines = [f"# {len(runs)} runs pooled", "", "| run | " + " | ".join(ARM_NAMES.get(a, a) for a in arms) +
+    return dict(runs={name: compare_arms({a: o[a] for a in arms}, n_boot, seed) for name, o in runs.items()}, fixed=pooled,
+                resampled=pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True) if len(runs) > 1 else None,
+                n_boot=n_boot)
+
+
+def pool_markdown(summary: dict) -> str:
+    "`pool_summary` as markdown: a row per run, the pooled rates, and the comparisons with the runs held fixed and resampled."
+    arms, comparisons = list(summary["fixed"]["rates"]), ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
+    lines = [f"# {len(summary['runs'])} runs pooled", "", "| run | " + " | ".join(ARM_NAMES.get(a, a) for a in arms) +
              " | LAPA - scratch | gap share |", "|---|" + "---|" * (len(arms) + 2)]
-    for name, o in runs.items():
-        c = compare_arms({a: o[a] for a in arms}, n_boot, seed)
+    for name, c in summary["runs"].items():
         lines.append(f"| {name} | " + " | ".join(f"{_pct(c['rates'][a]['rate'])} ({c['rates'][a]['successes']}/{c['rates'][a]['episodes']})"
                                                  for a in arms) +
                      f" | {_cell(c['differences'].get('lapa - scratch'))} | {_gap_cell(c['gap_share'])} |")
-    lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in pooled["rates"].items()) + ".", "",
-              f"Paired bootstrap, {n_boot} resamples, 95% intervals, in points (the gap share as a fraction):", "",
+    lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in summary["fixed"]["rates"].items()) + ".", "",
+              f"Paired bootstrap, {summary['n_boot']} resamples, 95% intervals, in points (the gap share as a fraction):", "",
               "| pooled | " + " | ".join(k.replace("action_vla", "ActionVLA").replace("lapa", "LAPA") for k in comparisons) +
               " | gap share |", "|---|" + "---|" * (len(comparisons) + 1)]
-    views = [("runs held fixed (how precisely these runs measure their average)", pooled)]
-    if len(runs) > 1:
-        views.append(("runs resampled too (for a run yet to come)", pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True)))
-    for label, p in views:
+    for label, p in _pool_views(summary):
         lines.append(f"| {label} | " + " | ".join(_cell(p["differences"].get(k)) for k in comparisons) + f" | {_gap_cell(p['gap_share'])} |")
     return "\n".join(lines) + "\n"
 
@@ -413,9 +421,36 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
         if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
         name = Path(a).name if Path(a).is_dir() else path.stem
         runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
-    try: print(pool_markdown(runs), end="")
+    try: print(pool_markdown(pool_summary(runs)), end="")
     except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
     return 0
+
+# %% ../nbs/80a_report.ipynb #poolfig1c
+def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79)):
+    "LAPA - scratch (points) and the gap share of each run of `pool_summary` and of the pool, with their 95% intervals."
+    import matplotlib.pyplot as plt
+    rows = [(name, c["differences"].get("lapa - scratch"), c["gap_share"]) for name, c in summary["runs"].items()]
+    rows += [(f"pooled, {label.split(' (')[0]}", p["differences"].get("lapa - scratch"), p["gap_share"]) for label, p in _pool_views(summary)]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 0.32 * len(rows) + 1.4), sharey=True)
+    y = np.arange(len(rows))[::-1]
+    for ax, i, scale in ((axes[0], 1, 100), (axes[1], 2, 1)):
+        for yi, row in zip(y, rows):
+            d = row[i]
+            if d is None or not d.get("defined", True): continue
+            pooled = row[0].startswith("pooled")
+            ax.errorbar(scale * d["estimate"], yi, xerr=[[scale * (d["estimate"] - d["lo"])], [scale * (d["hi"] - d["estimate"])]],
+                        fmt="D" if pooled else "o", color="C3" if pooled else "C0", capsize=2, ms=5 if pooled else 4)
+    axes[0].axvline(0, color="grey", lw=0.8); axes[0].set_xlabel("LAPA - scratch (points)")
+    axes[1].axvline(0.5, color="grey", lw=0.8, ls=":")
+    if paper: axes[1].axvspan(*paper, color="C2", alpha=0.2, label=f"paper {paper[0]:.2f}-{paper[1]:.2f}"); axes[1].legend(fontsize=7, loc="lower right")
+    shares = [v for _, _, g in rows if g and g.get("defined") for v in (g["lo"], g["hi"])]
+    if shares and (max(shares) > 2 or min(shares) < -1):   # a run with a barely significant ActionVLA gain: cut the axis, say so
+        axes[1].set_xlim(max(-1, min(shares)) - 0.05, min(2, max(shares)) + 0.05)
+        axes[1].set_xlabel("gap share (LAPA - scratch) / (ActionVLA - scratch); axis cut to [-1, 2]")
+    else: axes[1].set_xlabel("gap share (LAPA - scratch) / (ActionVLA - scratch)")
+    axes[0].set_yticks(y, [r[0] for r in rows], fontsize=8)
+    fig.tight_layout()
+    return fig
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
