@@ -747,7 +747,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
         log.info("foundation: %s parameters, %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
                  f"{n_params:,}", strategy.value, fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
                  plan.samples_per_window)
-    t0, last, final_state, top_ups = time.time(), {}, None, 0
+    t0, last, top_ups = time.time(), {}, 0
     fmt = CheckpointFormat(tc.checkpoint_format)
     try:
         for w in range(start_window, plan.num_windows):
@@ -763,7 +763,9 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                      "history": loop.history, "seconds": seconds_before + time.time() - t0}
             _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
             last = loop.history[-1] if loop.history else last
-        if start_window < plan.num_windows: final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
+        if start_window == plan.num_windows and rank == 0:   # (killed after its last checkpoint, before the model was out)
+            log.info("foundation: the checkpoint %s is the end of the run already: its weights are exported", resume)
+        final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
     finally:
         bar.close()
         if wandb_run is not None: wandb_run.finish()
@@ -771,9 +773,6 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                "parameters": n_params, "strategy": strategy.value, "world_size": fabric.world_size,
                "seconds": seconds_before + time.time() - t0, "seconds_this_launch": time.time() - t0, "last": last, "history": loop.history,
                "resumed_from": str(resume) if resume else None, "wandb_id": run_id, "top_ups": top_ups}
-    if final_state is None:
-        final_state = {}
-        if rank == 0: log.info("foundation: the checkpoint %s is the end of the run already, nothing to train", resume)
     if rank == 0 and final_state:
         export = build_model(cfg, stats)
         export.load_state_dict(final_state)
