@@ -52,6 +52,11 @@ class Stage:
     @property
     def kind(self) -> str: return self.group or self.name
 
+    def check_marks(self, out: Path) -> None:
+        "A `DataError` naming the files it should have written into `out` that are not there (then it did not finish)."
+        if missing := [m for m in self.marks if not (out / m).exists()]:
+            raise DataError(f"stage {self.name} ended without writing {', '.join(missing)}: not recorded as finished", out)
+
 
 RECORD, STARTED = ".pipeline.json", ".pipeline.started.json"
 
@@ -387,6 +392,7 @@ def _run_stages(cfg: DictConfig) -> dict:
         t0 = time.perf_counter()
         with stage_log(out / "out.log"):
             st.run(scfg)
+        st.check_marks(out)
         seconds = round(time.perf_counter() - t0, 1)
         ids[st.name] = uuid.uuid4().hex
         record_run(scfg, out, f"lapa pipeline (stage {st.name})")
