@@ -131,7 +131,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", fsync: bool = True) 
     "Write `path` through a temporary file in the same folder, renamed over `path` on success; an error names `path`."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try: fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:   # (it names the temporary file it tried)
+        e.filename = str(path); raise
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
@@ -141,7 +143,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", fsync: bool = True) 
         os.replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(FileNotFoundError): os.unlink(tmp)
-        if isinstance(e, OSError): raise naming(e, path)
+        if isinstance(e, OSError):
+            if e.filename == tmp: e.filename, e.filename2 = str(path), None   # the file meant, not its temporary stand-in
+            raise naming(e, path)
         raise
 
 

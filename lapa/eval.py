@@ -273,6 +273,10 @@ def eval_identity(plan: Mapping, metadata: Mapping) -> dict:
                                  default=str))   # as it reads back from partial.jsonl
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def read_partial(partial: Path) -> tuple[dict, list[dict]]:
     """An interrupted evaluation's `partial.jsonl`: its first line (the identity) and its episodes. A last line without its
     newline (cut short by a kill while it was written) is dropped; any other malformed line is a `DataError`."""
@@ -280,7 +284,7 @@ def read_partial(partial: Path) -> tuple[dict, list[dict]]:
     except UnicodeDecodeError as e: raise DataError(f"not UTF-8 text (byte {e.start})", partial) from e
     except OSError as e: raise DataError(f"cannot read it: {e.strerror or e}", partial) from e
     lines = text[:text.rfind("\n") + 1].splitlines()
-    try: head, *rows = [json.loads(line) for line in lines]
+    try: head, *rows = [json.loads(line, parse_constant=_refuse_constant) for line in lines]
     except ValueError as e: raise DataError(f"malformed: {str(e)[:200]}", partial) from None   # (an empty file: no head)
     if not isinstance(head, dict): raise DataError("its first line is not an evaluation's identity", partial)
     return head, rows
@@ -295,9 +299,11 @@ def kept_episodes(partial: Path, identity: dict) -> list[dict]:
     if head.get("identity") != identity:
         _log.warning("%s is of another evaluation (other tasks, seeds, settings or policy weights): not resumed", partial); return []
     tasks, seeds = set(identity["plan"]["tasks"]), set(identity["plan"]["seeds"])
-    fits = lambda r: isinstance(r, dict) and {"task", "seed", "success", "steps", "episode"} <= set(r) and r["task"] in tasks and r["seed"] in seeds
+    fits = lambda r: (isinstance(r, dict) and isinstance(r.get("task"), str) and r["task"] in tasks and type(r.get("seed")) is int
+                      and r["seed"] in seeds and isinstance(r.get("success"), bool) and type(r.get("steps")) is int
+                      and isinstance(r.get("episode"), str))
     if all(map(fits, rows)) and len({(r["task"], r["seed"]) for r in rows}) == len(rows): return rows
-    _log.warning("%s holds episodes this evaluation cannot use (fields, tasks, seeds or repeats): not resumed", partial)
+    _log.warning("%s holds episodes this evaluation cannot use (fields, their types, tasks, seeds or repeats): not resumed", partial)
     return []
 
 
@@ -305,6 +311,7 @@ class EpisodeLog:
     """An evaluation's `partial.jsonl` while it runs: written afresh (atomically) with `head` and the `kept` episodes, then
     one line per episode as it ends, flushed at once (a killed process loses at most the episodes under way)."""
     def __init__(self, path: Path, head: dict, kept: Sequence[dict]):
+        for stale in path.parent.glob(f".{path.name}.*.tmp"): stale.unlink(missing_ok=True)   # a write a kill cut short
         with atomic_write(path, "w") as f: f.writelines(json_line(r) for r in [head, *kept])
         self.path, self.episodes, self._file = path, len(kept), open(path, "a", encoding="utf-8")
 
