@@ -615,8 +615,12 @@ def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
 def video_episode_id(rel_path: str) -> str:
     """An episode id from a video's relative path: `vid-`, the path's ASCII letters and digits (the rest replaced by
     '-'), and 12 hex digits of the path's SHA-256, so that paths that read alike keep distinct ids."""
+    try: digest = hashlib.sha256(rel_path.encode()).hexdigest()[:12]
+    except UnicodeEncodeError:   # a name in another encoding (the file system hands its bytes over as surrogates)
+        raise DataError("the path is not UTF-8 text (a file or folder named in another encoding): rename it",
+                        rel_path.encode(errors="surrogateescape").decode(errors="replace")) from None
     readable = re.sub(r"[^A-Za-z0-9_\-]+", "-", rel_path).strip("-")
-    return "-".join(filter(None, ["vid", readable, hashlib.sha256(rel_path.encode()).hexdigest()[:12]]))
+    return "-".join(filter(None, ["vid", readable, digest]))
 
 
 def _read_instructions(instructions: str | os.PathLike | Mapping[str, str] | None) -> dict[str, str]:
