@@ -360,7 +360,8 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     run.update(progress=progress, workers=int(e.workers))
     t0, timings, partial = time.perf_counter(), {}, out / "partial.jsonl"
     identity = eval_identity(plan, meta)
-    kept = kept_episodes(partial, identity) if e.resume else []
+    recorded = {(t, int(s)) for t in plan["tasks"] for s in plan["seeds"][:int(e.videos_per_task)]}   # run again: frames not kept
+    kept = [r for r in kept_episodes(partial, identity) if (r["task"], r["seed"]) not in recorded] if e.resume else []
     if kept: _log.info("evaluation of %s: %d of %d episodes kept from %s", name, len(kept), len(plan["tasks"]) * len(plan["seeds"]), partial)
     with EpisodeLog(partial, dict(policy_name=name, identity=identity), kept) as episodes:
         try:
@@ -375,7 +376,8 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
                    max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
                    policy=summarise(rows), episodes=rows, latency=latency(timings), workers=int(e.workers),
                    policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy", "state_view")},
-                   seconds=round(seconds, 2), episodes_per_minute=round(60 * len(rows) / max(seconds, 1e-9), 1))
+                   seconds=round(seconds, 2), episodes_kept=len(kept),   # (the timings are of the episodes run now)
+                   episodes_per_minute=round(60 * (len(rows) - len(kept)) / max(seconds, 1e-9), 1) if len(rows) > len(kept) else None)
     if e.expert:
         erows, _ = rollouts(PolicySpec("lapa.policy:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
         results.update(expert=summarise(erows), expert_episodes=erows)
@@ -391,8 +393,8 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
                 f"at most {plan['max_steps']} steps.\n\n" + results_markdown(results))
     import matplotlib.pyplot as plt
     plt.close(plot_results(results, out / "success.png"))
-    _log.info("policy %s: %.0f%% success overall, %.0f episodes/min (%s)", name, 100 * results["policy"]["overall"]["success_rate"],
-              results["episodes_per_minute"], out)
+    _log.info("policy %s: %.0f%% success overall, %s episodes/min (%s)", name, 100 * results["policy"]["overall"]["success_rate"],
+              "n/a" if results["episodes_per_minute"] is None else f"{results['episodes_per_minute']:.0f}", out)
     return results
 
 

@@ -508,10 +508,13 @@ def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
                    infer_ms_p50=med([x["infer_ms_p50"] for x in lat if x.get("infer_ms_p50") is not None]),
                    infer_ms_p90=med([x["infer_ms_p90"] for x in lat if x.get("infer_ms_p90") is not None]),
                    episodes_per_minute=med([r["episodes_per_minute"] for r in res if r.get("episodes_per_minute")]),
-                   workers=res[0].get("workers"))
+                   workers=res[0].get("workers"), resumed=sum(bool(r.get("episodes_kept")) for r in res))
         numbers["latency"][arm] = row
         epm = "n/a" if row["episodes_per_minute"] is None else f"{row['episodes_per_minute']:.0f}"
-        lines.append(f"| {ARM_NAMES.get(arm, arm)} | {row['requests']} | {ms(row['infer_ms_p50'])} | {ms(row['infer_ms_p90'])} | {epm} | {row['workers']} |")
+        lines.append(f"| {ARM_NAMES.get(arm, arm)}{' *' if row['resumed'] else ''} | {row['requests']} | {ms(row['infer_ms_p50'])} | {ms(row['infer_ms_p90'])} | {epm} | {row['workers']} |")
+    if any(r["resumed"] for r in numbers["latency"].values()):
+        lines += ["", "\\* some of the arm's evaluations resumed an interrupted one (`partial.jsonl`): their requests and speed are "
+                  "those of the episodes run after the resume."]
     return lines
 
 # %% ../nbs/80a_report.ipynb #69e16475
