@@ -82,6 +82,7 @@ def _column(table, name: str, path: Path) -> np.ndarray:
     if name not in table.column_names: raise DataError(f"the episode's table has no column {name!r} (has {table.column_names})", path)
     rows = table.column(name).to_pylist()
     if not rows: raise DataError("the episode's table has no rows (an episode without frames)", path)
+    if any(r is None for r in rows): raise DataError(f"column {name!r} is empty (null) in {sum(r is None for r in rows)} rows", path)
     try: return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
     except (TypeError, ValueError) as e: raise DataError(f"column {name!r} is not a vector per frame: {e}", path) from e
 
@@ -112,6 +113,8 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
     elif camera not in cams: raise ConfigError(f"data.lerobot.camera={camera!r} is not a video feature of {root} (has {cams})")
     tasks_file, episodes_file = root / "meta" / "tasks.jsonl", root / "meta" / "episodes.jsonl"
     tasks = {r["task_index"]: r["task"] for r in _checked_rows(tasks_file, ("task_index", "task"))} if tasks_file.is_file() else {}
+    if bad := [(i, t) for i, t in tasks.items() if not (is_int(i) and isinstance(t, str))]:
+        raise DataError(f"a task_index must be a number and its task a string: {bad[0][0]!r} -> {bad[0][1]!r}"[:300], tasks_file)
     rows = _checked_rows(episodes_file, ("episode_index",))
     if not rows: raise DataError("the dataset lists no episodes", episodes_file)
     widths = {k: _declared_width(info, k) for k in (ACTION, STATE)}
@@ -128,19 +131,25 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
         for key, arr in ((ACTION, actions), (STATE, states)):
             if arr is not None and widths[key] is not None and arr.shape[1] != widths[key]:
                 raise DataError(f"column {key!r} has {arr.shape[1]} numbers per frame, info.json declares {widths[key]}", table_path)
-        if "episode_index" in table.column_names and len(table) and {int(v) for v in table.column("episode_index").to_pylist()} != {idx}:
-            raise DataError(f"the table holds rows of other episodes than {idx} (its episode_index column)", table_path)
+        if "episode_index" in table.column_names and len(table) and set(table.column("episode_index").to_pylist()) != {idx}:
+            raise DataError(f"the table's episode_index column holds other values than {idx} (rows of other episodes, or nulls)", table_path)
         if isinstance(row.get("length"), int) and row["length"] != len(table):
             raise DataError(f"episodes.jsonl gives episode {idx} {row['length']} frames, its table has {len(table)} rows", table_path)
         video = root / info["video_path"].format(episode_chunk=chunk, video_key=camera, episode_index=idx)
         if not video.is_file(): raise DataError(f"the episode's {camera} video is missing", video)
-        frames, _, size = read_video(video, image_size)
+        frames, rate, size = read_video(video, image_size)
         if len(frames) != len(actions):
             raise DataError(f"the video holds {len(frames)} frames, the episode's table {len(actions)} rows", video)
-        given = row.get("tasks") or [""]
-        instruction = given if isinstance(given, str) else str(given[0])   # a list of task strings, or one string
+        if rate and abs(rate - float(info["fps"])) > 0.01 * float(info["fps"]):   # frame for row all the same: info.json's fps counts
+            _log.warning("%s runs at %.3g fps, info.json says %s: the episode is timed by info.json", video, rate, info["fps"])
+        given = row.get("tasks") or [""]   # a list of task strings, or one string
+        if not (isinstance(given, str) or isinstance(given, list) and all(isinstance(t, str) for t in given)):
+            raise DataError(f"episode {idx}: 'tasks' must be a list of task strings, got {given!r}"[:300], episodes_file)
+        instruction = given if isinstance(given, str) else given[0]
         if not instruction and "task_index" in table.column_names and len(table):
-            instruction = tasks.get(int(table.column("task_index")[0].as_py()), "")
+            t = table.column("task_index")[0].as_py()
+            if not is_int(t): raise DataError(f"the table's task_index is {t!r}, not a task number", table_path)
+            instruction = tasks.get(int(t), "")
         yield Episode(f"lerobot-{idx:06d}", frames, instruction or "do the task", float(info["fps"]), task_name(instruction),
                       states=states, actions=actions, source="lerobot",
                       meta=dict(root=str(root), episode_index=idx, camera=camera, original_size=list(size))).validate()
