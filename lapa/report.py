@@ -336,10 +336,14 @@ def _notebook_lines(cfg: DictConfig) -> list[str]:
     "Links to the executed notebooks in the run folder."
     rd = Path(cfg.run_dir)
     notebooks = {p for p in rd.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith(".")}
-    if cfg.pipeline.notebook: notebooks.add(rd / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb")   # executed right after this
+    report_nb = rd / "notebooks" / f"{REPORT_NOTEBOOK}.ipynb"
+    stale = not cfg.pipeline.notebook and report_nb in notebooks   # an earlier report's: not this one
+    if cfg.pipeline.notebook: notebooks.add(report_nb)   # executed right after this
+    elif stale: notebooks.discard(report_nb)
     lines = ["", "## Executed notebooks", ""]
     lines += [f"- [{p.relative_to(rd)}]({p.relative_to(rd)})" for p in sorted(notebooks)] or \
              ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
+    if stale: lines.append(f"- (`{report_nb.relative_to(rd)}` shows an earlier report: this one ran with `pipeline.notebook=false`)")
     return lines + [""]
 
 
