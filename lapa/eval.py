@@ -162,14 +162,13 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
     """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
     (in task, seed order) and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings`
     collects request times; `on_episode` gets each row as its episode ends (the caller keeps it, should a later episode or
-    the process fail); `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (but for
-    episodes to record: their frames were not kept)."""
+    the process fail); `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (the caller
+    leaves out the episodes to record: their frames were not kept)."""
     jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
                  replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
                  ensemble_decay=ensemble_decay, render=render) for t in tasks for i, s in enumerate(seeds)]
     order = {(j["task"], j["seed"]): i for i, j in enumerate(jobs)}
-    recorded = {(j["task"], j["seed"]) for j in jobs if j["record"]}
-    kept = [r for r in kept if (r["task"], r["seed"]) in order and (r["task"], r["seed"]) not in recorded]
+    kept = [r for r in kept if (r["task"], r["seed"]) in order]
     done = {(r["task"], r["seed"]) for r in kept}
     jobs = [j for j in jobs if (j["task"], j["seed"]) not in done]
     rows, clips = list(kept), {}
