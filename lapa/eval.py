@@ -312,7 +312,7 @@ class EpisodeLog:
     def __init__(self, path: Path, head: dict, kept: Sequence[dict]):
         for stale in path.parent.glob(f".{path.name}.*.tmp"): stale.unlink(missing_ok=True)   # a write a kill cut short
         with atomic_write(path, "w") as f: f.writelines(json_line(r) for r in [head, *kept])
-        self.path, self.episodes, self._file = path, len(kept), open(path, "a", encoding="utf-8")
+        self.episodes, self._file = len(kept), open(path, "a", encoding="utf-8")
 
     def add(self, row: dict) -> None:
         self._file.write(json_line(row)); self._file.flush(); self.episodes += 1

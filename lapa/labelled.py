@@ -73,8 +73,8 @@ def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_ta
                  episodes_per_task=per_task, seed=seed, episodes=episodes)
     if (out_dir / "dataset.json").is_file():
         old = read_json(out_dir / "dataset.json")
-        same = lambda a: isinstance(a, dict) and {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in ident.items() if k != "source"}
-        if same(old.get("labelled")): return old   # the source's content decides, not where it lies (a run folder copied or moved)
+        content = lambda a: {k: v for k, v in a.items() if k != "source"} if isinstance(a, dict) else None
+        if content(old.get("labelled")) == content(ident): return old   # the source's content decides, not where it lies
     tmp = staging_folder(out_dir)
     try:
         rows, states, actions, keep = [], [], [], set(episodes)

@@ -82,7 +82,7 @@ def _column(table, name: str, path: Path) -> np.ndarray:
     if name not in table.column_names: raise DataError(f"the episode's table has no column {name!r} (has {table.column_names})", path)
     rows = table.column(name).to_pylist()
     if not rows: raise DataError("the episode's table has no rows (an episode without frames)", path)
-    if any(r is None for r in rows): raise DataError(f"column {name!r} is empty (null) in {sum(r is None for r in rows)} rows", path)
+    if nulls := sum(r is None for r in rows): raise DataError(f"column {name!r} is empty (null) in {nulls} rows", path)
     try: return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
     except (TypeError, ValueError) as e: raise DataError(f"column {name!r} is not a vector per frame: {e}", path) from e
 
