@@ -26,6 +26,7 @@ from .config import RUN_RECORD, neutral_defaults, record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .report import ARM_NAMES, run_report_notebook, write_report
 from .stages import STAGES, stage_out
+from .train import run_relative
 
 log = get_logger("lapa.pipeline")
 
@@ -83,25 +84,13 @@ def _less_neutral(value: Any, key: str, neutral: dict[str, Any]) -> Any:
             if not (path(k) in neutral and v == neutral[path(k)])}
 
 
-def _in_run(value: Any, roots: tuple[str, ...]) -> Any:
-    "`value` with each string that is a path inside the run folder (one of `roots`) written as `<run_dir>/...`."
-    if isinstance(value, dict): return {k: _in_run(v, roots) for k, v in value.items()}
-    if isinstance(value, list): return [_in_run(v, roots) for v in value]
-    if isinstance(value, str):
-        for r in roots:
-            if value == r or value.startswith(r.rstrip("/") + "/"): return "<run_dir>" + value[len(r.rstrip("/")):]
-    return value
-
-
 def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str], relative: bool = True) -> str:
     """SHA-256 of the stage's name, the resolved config values it depends on and the run ids of its inputs. Keys
     declared `neutral` (added later; their default does what runs without them did) count only away from their default.
     Paths inside the run folder count relative to it (a run folder moved, copied or named by another path keeps its
     fingerprints); `relative=False` gives the fingerprint of earlier versions, which counted them as written."""
     config = _less_neutral({k: _plain(cfg, k) for k in stage.deps}, "", neutral_defaults(cfg))
-    if relative:
-        rd = str(cfg.run_dir)
-        config = _in_run(config, tuple(sorted({rd, str(Path(rd).absolute()), str(Path(rd).resolve())}, key=len, reverse=True)))
+    if relative: config = run_relative(config, cfg.run_dir)
     body = {"stage": stage.name, "config": config, "inputs": input_ids}
     if (sources := stage.sources(cfg)) is not None: body["sources"] = sources   # only where there are any: the others keep theirs
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()

@@ -31,9 +31,9 @@ __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'p
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'fit', 'NonFiniteWatch', 'first_non_finite', 'diverged', 'non_finite_callback',
-           'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors', 'staging_folder',
-           'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights', 'state_sha256',
-           'weights_sha256', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
+           'run_relative', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
+           'staging_folder', 'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights',
+           'state_sha256', 'weights_sha256', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -252,14 +252,38 @@ def non_finite_callback(what: str, hint: str = ""):
     return StopOnNonFinite()
 
 # %% ../nbs/03_train.ipynb #ident02c
-def identity_diff(old: dict, new: dict, prefix: str = "") -> list[str]:
-    "`key: old -> new` for every dotted key whose value differs between two run identities."
+def run_relative(value: Any, run_dir: str | os.PathLike) -> Any:
+    "`value` with each string that is a path inside `run_dir` (as written, absolute or resolved) written as `<run_dir>/...`."
+    rd = str(run_dir)
+    roots = [r.rstrip("/") for r in sorted({rd, str(Path(rd).absolute()), str(Path(rd).resolve())}, key=len, reverse=True)]
+    def relative(v: Any) -> Any:
+        if isinstance(v, dict): return {k: relative(x) for k, x in v.items()}
+        if isinstance(v, list): return [relative(x) for x in v]
+        if isinstance(v, str):
+            for r in roots:
+                if v == r or v.startswith(r + "/"): return "<run_dir>" + v[len(r):]
+        return v
+    return relative(value)
+
+
+def _diff(old: dict, new: dict, prefix: str) -> list[str]:
     out = []
     for k in sorted(set(old) | set(new), key=str):
         a, b, key = old.get(k), new.get(k), f"{prefix}{k}"
-        if isinstance(a, dict) and isinstance(b, dict): out += identity_diff(a, b, key + ".")
+        if isinstance(a, dict) and isinstance(b, dict): out += _diff(a, b, key + ".")
         elif a != b: out.append(f"{key}: {a!r} -> {b!r}")
     return out
+
+
+def identity_diff(old: dict, new: dict) -> list[str]:
+    """`key: old -> new` for every dotted key whose value differs between two run identities. Paths inside a run's
+    folder (its `run_dir` entry) count relative to it; an identity without `run_dir` (written before) is read against
+    the other's folder."""
+    folder = old.get("run_dir") or new.get("run_dir")
+    def comparable(ident: dict) -> dict:
+        rest = {k: v for k, v in ident.items() if k != "run_dir"}
+        return run_relative(rest, ident.get("run_dir") or folder) if folder else rest
+    return _diff(comparable(old), comparable(new), "")
 
 
 def check_identity(saved: dict | None, identity: dict, where: str, remedy: str) -> None:

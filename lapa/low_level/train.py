@@ -149,7 +149,7 @@ def run_identity(cfg, dataset: Path, state_view: dict | None) -> dict:
     from omegaconf import OmegaConf
     lc = OmegaConf.to_container(cfg.low_level, resolve=True, enum_to_str=True)
     return dict(low_level={k: v for k, v in lc.items() if k not in ("accelerator", "wandb")}, seed=int(cfg.seed),
-                dataset=str(Path(dataset).resolve()), state_view=state_view)
+                dataset=str(Path(dataset).resolve()), state_view=state_view, run_dir=str(Path(cfg.run_dir).resolve()))
 
 
 def resume_point(out_dir: Path, identity: dict) -> Path | None:
