@@ -285,6 +285,10 @@ class Episode:
         if not (isinstance(f, np.ndarray) and f.ndim == 4 and f.shape[-1] == 3 and f.dtype == np.uint8):
             raise err(f"frames must be (T,H,W,3) uint8, got {getattr(f, 'shape', None)} {getattr(f, 'dtype', None)}")
         if f.shape[0] < 2: raise err(f"needs at least 2 frames, got {f.shape[0]}")
+        if not isinstance(self.instruction, str): raise err(f"instruction must be a string, got {type(self.instruction).__name__}")
+        try: self.instruction.encode("utf-8")
+        except UnicodeEncodeError as e:   # a lone surrogate (an escape such as \udcff in a JSON source) is no text a tokenizer takes
+            raise err(f"instruction {self.instruction[:80]!r} is not valid text (a lone surrogate at position {e.start})") from None
         if not (self.fps > 0): raise err(f"fps must be > 0, got {self.fps}")
         for name in ("states", "actions"):
             a = getattr(self, name)
