@@ -22,7 +22,8 @@ log = get_logger("lapa.report")
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
            'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'cli_report_pool',
-           'pool_figure', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
+           'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure', 'write_report',
+           'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -416,8 +417,12 @@ def pool_markdown(summary: dict) -> str:
 
 
 def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
-    "`lapa report pool RUN ...`: print the pooled comparison of run folders (their report/outcomes.json) or outcomes files."
-    if not args: raise ConfigError("name the runs to pool: lapa report pool RUN_DIR|OUTCOMES.json ...")
+    """`lapa report pool [--by-task] RUN ...`: print the pooled comparison of run folders (their report/outcomes.json) or
+    outcomes files; `--by-task` adds a table of each task pooled over the runs that evaluated it."""
+    args = list(args or [])
+    by_task = "--by-task" in args
+    args = [a for a in args if a != "--by-task"]
+    if not args: raise ConfigError("name the runs to pool: lapa report pool [--by-task] RUN_DIR|OUTCOMES.json ...")
     runs = {}
     for a in args:
         if not Path(a).exists(): raise ConfigError(f"lapa report pool: {a}: no such run folder or outcomes file")
@@ -425,7 +430,10 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
         if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
         name = Path(a).name if Path(a).is_dir() else path.stem
         runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
-    try: print(pool_markdown(pool_summary(runs)), end="")
+    try:
+        print(pool_markdown(pool_summary(runs)), end="")
+        if by_task: print("\nEach task pooled over the runs that evaluated it (runs held fixed; descriptive, not corrected for the "
+                          "number of tasks):\n\n" + pool_task_markdown(pool_by_task(runs)), end="")
     except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
     return 0
 
@@ -455,6 +463,51 @@ def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79))
     axes[0].set_yticks(y, [r[0] for r in rows], fontsize=8)
     fig.tight_layout()
     return fig
+
+# %% ../nbs/80a_report.ipynb #pooltask1c
+def task_outcomes(outcomes: dict[str, dict], tasks: str | set[str]) -> dict[str, dict]:
+    "Every arm's outcomes on the test episodes of `tasks` (one task, or a set) alone."
+    keep = {tasks} if isinstance(tasks, str) else set(tasks)
+    out = {}
+    for arm, o in outcomes.items():
+        cols = [i for i, (t, _) in enumerate(o["keys"]) if t in keep]
+        out[arm] = dict(o, matrix=np.asarray(o["matrix"])[:, cols], keys=[o["keys"][i] for i in cols])
+    return out
+
+
+def pool_by_task(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict[str, dict]:
+    """Each task of `runs` (name -> outcomes) pooled over the runs that evaluated it, the runs held fixed: task ->
+    `pool_outcomes`' result with `names` (those runs) and `without` (the pool of every run without that task, None
+    when nothing is left): where the effect lies, and how much one task carries the pool. One 95% interval per task,
+    not corrected for the others."""
+    tasks = sorted({t for o in runs.values() for a in o.values() for t, _ in a["keys"]})
+    has = lambda o, ts: any(t in ts for t, _ in o["scratch"]["keys"])
+    out = {}
+    for task in tasks:
+        names = [name for name, o in runs.items() if has(o, {task})]
+        rest = [task_outcomes(o, set(tasks) - {task}) for o in runs.values() if has(o, set(tasks) - {task})]
+        out[task] = dict(pool_outcomes([task_outcomes(runs[name], task) for name in names], n_boot, seed), names=names,
+                         without=pool_outcomes(rest, n_boot, seed) if rest else None)
+    return out
+
+
+def pool_task_markdown(by_task: dict[str, dict]) -> str:
+    "`pool_by_task` as a markdown table: a row per task with its runs, pooled rates and comparisons."
+    lines = ["| task | runs | scratch | LAPA | ActionVLA | LAPA - scratch | ActionVLA - scratch | gap share | the pool without it: "
+             "LAPA - scratch | gap share |", "|---|" + "---|" * 9]
+    for task, p in by_task.items():
+        r = p["rates"]
+        lines.append(f"| {task} | {len(p['names'])} | " + " | ".join(f"{_pct(r[a]['rate'])} ({r[a]['successes']}/{r[a]['episodes']})"
+                                                                  if a in r else "-" for a in ("scratch", "lapa", "action_vla")) +
+                     f" | {_cell(p['differences'].get('lapa - scratch'))} | {_cell(p['differences'].get('action_vla - scratch'))}"
+                     f" | {_gap_cell(p['gap_share'])} | {_cell((p['without'] or {}).get('differences', {}).get('lapa - scratch'))}"
+                     f" | {_gap_cell((p['without'] or {}).get('gap_share'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def pool_task_figure(by_task: dict[str, dict], summary: dict):
+    "`pool_figure` with a row per task of `pool_by_task` (its number of runs in brackets), then the pools of `pool_summary`."
+    return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}})
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
