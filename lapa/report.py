@@ -22,8 +22,8 @@ log = get_logger("lapa.report")
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
            'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'cli_report_pool',
-           'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure', 'write_report',
-           'report_parts', 'show_report', 'run_report_notebook']
+           'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure',
+           'pool_task_balanced', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -128,28 +128,44 @@ def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
         raise DataError(f"not an outcomes file (arms.<arm>.seeds/keys/successes): {e!r}", path) from e
 
 # %% ../nbs/80a_report.ipynb #pool01c
+def _pooled_arms(runs: list[dict[str, dict]]) -> list[str]:
+    arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
+    if "scratch" not in arms or len(arms) < 2:
+        raise DataError(f"pooling needs scratch and another arm in every run; all {len(runs)} runs share only {arms}")
+    return arms
+
+
+def _run_boots(runs: list[dict[str, dict]], arms: list[str], n_boot: int, seed: int, numbers: list[int] | None = None):
+    """Each run's own paired bootstrap (run i's with seed `seed + numbers[i]`, default `seed + i`): arm -> (runs, n_boot)
+    resampled rates, the runs' episode counts, and arm -> all runs' outcomes in one array."""
+    boots, sizes, flat = [], [], {a: [] for a in arms}
+    for i, run in enumerate(runs):
+        paired = _paired_bootstrap({a: run[a] for a in arms}, n_boot, seed + (numbers[i] if numbers else i))
+        if paired is None: raise DataError(f"run {i}: its arms {arms} were not evaluated on the same training seeds and test episodes")
+        boot, mats = paired
+        boots.append(boot); sizes.append(mats["scratch"].size)
+        for a in arms: flat[a].append(np.ravel(mats[a]))
+    return ({a: np.stack([b[a] for b in boots]) for a in arms}, np.asarray(sizes, np.float64),
+            {a: np.concatenate(flat[a]) for a in arms})
+
+
+def _weighted_boot(boot: dict[str, np.ndarray], weights: np.ndarray, n_boot: int, seed: int, resample: bool) -> dict[str, np.ndarray]:
+    """The `weights`-weighted mean over the units (rows) of each arm's (units, n_boot) resamples; with `resample`, each
+    resample first draws as many units with replacement and takes their own resample of that index."""
+    if not resample: return {a: weights @ b / weights.sum() for a, b in boot.items()}
+    pick = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]).integers(len(weights), size=(n_boot, len(weights)))
+    w = weights[pick]
+    return {a: (w * b[pick, np.arange(n_boot)[:, None]]).sum(1) / w.sum(1) for a, b in boot.items()}
+
+
 def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_runs: bool = False) -> dict:
     """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
     rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run (and, with
     `resample_runs`, of the runs themselves first)."""
     from lapa.stats import wilson_interval
-    arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
-    if "scratch" not in arms or len(arms) < 2:
-        raise DataError(f"pooling needs scratch and another arm in every run; all {len(runs)} runs share only {arms}")
-    boots, sizes, flat = [], [], {a: [] for a in arms}
-    for i, run in enumerate(runs):
-        paired = _paired_bootstrap({a: run[a] for a in arms}, n_boot, seed + i)
-        if paired is None: raise DataError(f"run {i}: its arms {arms} were not evaluated on the same training seeds and test episodes")
-        boot, mats = paired
-        boots.append(boot); sizes.append(mats["scratch"].size)
-        for a in arms: flat[a].append(np.ravel(mats[a]))
-    sizes, boot = np.asarray(sizes, np.float64), {a: np.stack([b[a] for b in boots]) for a in arms}   # (runs, n_boot)
-    if resample_runs:   # each resample draws len(runs) runs with replacement and takes their own resample of that index
-        pick = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]).integers(len(runs), size=(n_boot, len(runs)))
-        w = sizes[pick]
-        boot = {a: (w * b[pick, np.arange(n_boot)[:, None]]).sum(1) / w.sum(1) for a, b in boot.items()}
-    else: boot = {a: sizes @ b / sizes.sum() for a, b in boot.items()}
-    mats = {a: np.concatenate(flat[a]) for a in arms}     # their means are the episode-weighted pooled rates
+    arms = _pooled_arms(runs)
+    boot, sizes, mats = _run_boots(runs, arms, n_boot, seed)
+    boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
     rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
              for a, m in mats.items()}
     diffs, gap = _main_comparisons(boot, mats)
@@ -400,7 +416,7 @@ def pool_summary(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: i
 
 def pool_markdown(summary: dict) -> str:
     "`pool_summary` as markdown: a row per run, the pooled rates, and the comparisons with the runs held fixed and resampled."
-    arms, comparisons = list(summary["fixed"]["rates"]), ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
+    arms = list(summary["fixed"]["rates"])
     lines = [f"# {len(summary['runs'])} runs pooled", "", "| run | " + " | ".join(ARM_NAMES.get(a, a) for a in arms) +
              " | LAPA - scratch | gap share |", "|---|" + "---|" * (len(arms) + 2)]
     for name, c in summary["runs"].items():
@@ -409,11 +425,17 @@ def pool_markdown(summary: dict) -> str:
                      f" | {_cell(c['differences'].get('lapa - scratch'))} | {_gap_cell(c['gap_share'])} |")
     lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in summary["fixed"]["rates"].items()) + ".", "",
               f"Paired bootstrap, {summary['n_boot']} resamples, 95% intervals, in points (the gap share as a fraction):", "",
-              "| pooled | " + " | ".join(k.replace("action_vla", "ActionVLA").replace("lapa", "LAPA") for k in comparisons) +
-              " | gap share |", "|---|" + "---|" * (len(comparisons) + 1)]
-    for label, p in _pool_views(summary):
-        lines.append(f"| {label} | " + " | ".join(_cell(p["differences"].get(k)) for k in comparisons) + f" | {_gap_cell(p['gap_share'])} |")
+              *_comparison_table("pooled", _pool_views(summary))]
     return "\n".join(lines) + "\n"
+
+
+def _comparison_table(head: str, views: list[tuple[str, dict]]) -> list[str]:
+    "Markdown rows: for each (label, pooled result) the three comparisons and the gap share."
+    comparisons = ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
+    lines = [f"| {head} | " + " | ".join(k.replace("action_vla", "ActionVLA").replace("lapa", "LAPA") for k in comparisons) +
+             " | gap share |", "|---|" + "---|" * (len(comparisons) + 1)]
+    return lines + [f"| {label} | " + " | ".join(_cell(p["differences"].get(k)) for k in comparisons) + f" | {_gap_cell(p['gap_share'])} |"
+                    for label, p in views]
 
 
 def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
@@ -432,8 +454,11 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
         runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
     try:
         print(pool_markdown(pool_summary(runs)), end="")
-        if by_task: print("\nEach task pooled over the runs that evaluated it (runs held fixed; descriptive, not corrected for the "
-                          "number of tasks):\n\n" + pool_task_markdown(pool_by_task(runs)), end="")
+        if by_task:
+            print("\nEach task pooled over the runs that evaluated it (runs held fixed; descriptive, not corrected for the "
+                  "number of tasks):\n\n" + pool_task_markdown(pool_by_task(runs)), end="")
+            views = [(f"tasks {how}", pool_task_balanced(runs, resample_tasks=r)) for how, r in (("held fixed", False), ("resampled too", True))]
+            print("\nEach task weighed equally:\n\n" + "\n".join(_comparison_table("one weight per task", views)) + "\n", end="")
     except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
     return 0
 
@@ -508,6 +533,27 @@ def pool_task_markdown(by_task: dict[str, dict]) -> str:
 def pool_task_figure(by_task: dict[str, dict], summary: dict):
     "`pool_figure` with a row per task of `pool_by_task` (its number of runs in brackets), then the pools of `pool_summary`."
     return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}})
+
+# %% ../nbs/80a_report.ipynb #poolbal1c
+def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_tasks: bool = False) -> dict:
+    """Scratch, LAPA and ActionVLA averaged over the tasks of `runs` (name -> outcomes) with one weight per task, each
+    task first pooled over the runs that evaluated it: rates with bootstrap intervals, the paired differences and the gap
+    share; with `resample_tasks` the tasks are drawn with replacement too."""
+    from lapa.stats import percentile_interval
+    outcomes = list(runs.values())
+    arms = _pooled_arms(outcomes)
+    tasks = sorted({t for o in outcomes for t, _ in o["scratch"]["keys"]})
+    boots, rates = {a: [] for a in arms}, {a: [] for a in arms}
+    for task in tasks:
+        numbers = [i for i, o in enumerate(outcomes) if any(t == task for t, _ in o["scratch"]["keys"])]
+        boot, sizes, mats = _run_boots([task_outcomes(outcomes[i], task) for i in numbers], arms, n_boot, seed, numbers)
+        task_boot = _weighted_boot(boot, sizes, n_boot, seed, False)
+        for a in arms: boots[a].append(task_boot[a]); rates[a].append(float(mats[a].mean()))
+    boot = _weighted_boot({a: np.stack(b) for a, b in boots.items()}, np.ones(len(tasks)), n_boot, seed, resample_tasks)
+    means = {a: np.array([np.mean(r)]) for a, r in rates.items()}   # the equal-weight rates, as the comparisons read them
+    diffs, gap = _main_comparisons(boot, means)
+    return dict(tasks=tasks, tasks_resampled=resample_tasks, rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a]))
+                                                                   for a in arms}, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
