@@ -290,14 +290,15 @@ IDENTITY_VOLATILE = ("resume_from_checkpoint", "resume_weights_only", "out_dir",
 
 def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
     """What makes a training run this run: the settings that decide its weights step by step (model, data, budget,
-    optimiser, seed), not where it writes or logs or how many processes share it. Every checkpoint carries it, with the run folder, inside
-    which paths count relative to it (`identity_diff`)."""
+    optimiser, seed), not where it writes or logs or how many processes share it. Every checkpoint carries it, with the
+    run folder, inside which paths count relative to it (`identity_diff`)."""
     plain = lambda node: OmegaConf.to_container(node, resolve=True, enum_to_str=True)
     return {"training": {k: v for k, v in plain(cfg.training).items() if k not in IDENTITY_VOLATILE},
             "foundation": plain(cfg.foundation), "observation": plain(cfg.observation),
             "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
             "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
-            "datasets": [str(Path(p).resolve()) for p in datasets], **_init_weights(cfg), "run_dir": str(Path(cfg.run_dir).resolve())}
+            "datasets": [str(Path(p).resolve()) for p in datasets], **_init_weights(cfg),
+            "run_dir": str(Path(cfg.run_dir).resolve())}
 
 
 def _init_weights(cfg) -> dict:

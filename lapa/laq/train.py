@@ -131,7 +131,8 @@ def laq_run_identity(cfg, dataset: Path, arch: LAQArch) -> dict:
     from omegaconf import OmegaConf
     tc = OmegaConf.to_container(cfg.laq.train, resolve=True, enum_to_str=True)
     return dict(train={k: v for k, v in tc.items() if k not in LAQ_IDENTITY_VOLATILE}, arch=arch.to_dict(), seed=int(cfg.seed),
-                batch_size=int(cfg.laq.train.batch_size or cfg.loader.batch_size), dataset=str(Path(dataset).resolve()), run_dir=str(Path(cfg.run_dir).resolve()),
+                batch_size=int(cfg.laq.train.batch_size or cfg.loader.batch_size), dataset=str(Path(dataset).resolve()),
+                run_dir=str(Path(cfg.run_dir).resolve()),
                 loader={"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)})
 
 
