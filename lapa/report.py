@@ -505,6 +505,7 @@ def pool_by_task(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: i
     `pool_outcomes`' result with `names` (those runs) and `without` (the pool of every run without that task, None
     when nothing is left): where the effect lies, and how much one task carries the pool. One 95% interval per task,
     not corrected for the others."""
+    _pooled_arms(list(runs.values()))   # every run has scratch and another arm, or a named error
     tasks = sorted({t for o in runs.values() for a in o.values() for t, _ in a["keys"]})
     has = lambda o, ts: any(t in ts for t, _ in o["scratch"]["keys"])
     out = {}
