@@ -463,12 +463,14 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
     return 0
 
 # %% ../nbs/80a_report.ipynb #poolfig1c
-def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79)):
-    "LAPA - scratch (points) and the gap share of each run of `pool_summary` and of the pool, with their 95% intervals."
+def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79), more_pools: dict[str, dict] | None = None):
+    """LAPA - scratch (points) and the gap share of each run of `pool_summary` and of the pool, with their 95% intervals;
+    `more_pools` (label -> a pooled result, e.g. `pool_task_balanced`'s) adds rows after the pool's."""
     import matplotlib.pyplot as plt
     rows = [(name, c["differences"].get("lapa - scratch"), c["gap_share"]) for name, c in summary["runs"].items()]
-    rows += [(f"pooled, {label.split(' (')[0]}", p["differences"].get("lapa - scratch"), p["gap_share"]) for label, p in _pool_views(summary)]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 0.32 * len(rows) + 1.4), sharey=True)
+    pools = [(label.split(" (")[0], p) for label, p in _pool_views(summary)] + list((more_pools or {}).items())
+    rows += [(f"pooled, {label}", p["differences"].get("lapa - scratch"), p["gap_share"]) for label, p in pools]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.32 * len(rows) + 1.4), sharey=True)
     y = np.arange(len(rows))[::-1]
     for ax, i, scale in ((axes[0], 1, 100), (axes[1], 2, 1)):
         for yi, row in zip(y, rows):
@@ -483,8 +485,8 @@ def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79))
     shares = [v for _, _, g in rows if g and g.get("defined") for v in (g["lo"], g["hi"])]
     if shares and (max(shares) > 2 or min(shares) < -1):   # a run with a barely significant ActionVLA gain: cut the axis, say so
         axes[1].set_xlim(max(-1, min(shares)) - 0.05, min(2, max(shares)) + 0.05)
-        axes[1].set_xlabel("gap share (LAPA - scratch) / (ActionVLA - scratch); axis cut to [-1, 2]")
-    else: axes[1].set_xlabel("gap share (LAPA - scratch) / (ActionVLA - scratch)")
+        axes[1].set_xlabel("gap share (axis cut to [-1, 2])")
+    else: axes[1].set_xlabel("gap share")
     axes[0].set_yticks(y, [r[0] for r in rows], fontsize=8)
     fig.tight_layout()
     return fig
@@ -531,9 +533,10 @@ def pool_task_markdown(by_task: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def pool_task_figure(by_task: dict[str, dict], summary: dict):
-    "`pool_figure` with a row per task of `pool_by_task` (its number of runs in brackets), then the pools of `pool_summary`."
-    return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}})
+def pool_task_figure(by_task: dict[str, dict], summary: dict, more_pools: dict[str, dict] | None = None):
+    """`pool_figure` with a row per task of `pool_by_task` (its number of runs in brackets), then the pools of
+    `pool_summary` and `more_pools`."""
+    return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}}, more_pools=more_pools)
 
 # %% ../nbs/80a_report.ipynb #poolbal1c
 def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_tasks: bool = False) -> dict:
