@@ -53,9 +53,13 @@ class Stage:
     @property
     def kind(self) -> str: return self.group or self.name
 
+    def missing_marks(self, out: Path) -> list[str]:
+        "The files it writes last (`marks`) that are not in `out`: none when it finished."
+        return [m for m in self.marks if not (out / m).exists()]
+
     def check_marks(self, out: Path) -> None:
         "A `DataError` naming the files it should have written into `out` that are not there (then it did not finish)."
-        if missing := [m for m in self.marks if not (out / m).exists()]:
+        if missing := self.missing_marks(out):
             raise DataError(f"stage {self.name} ended without writing {', '.join(missing)}: not recorded as finished", out)
 
 
@@ -99,7 +103,7 @@ def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str], relati
 def read_record(cfg: DictConfig, stage: Stage) -> dict | None:
     "The stage's `.pipeline.json` if it finished (its record and every mark file exist), else None."
     out = stage.out(cfg)
-    if not (out / RECORD).is_file() or not all((out / m).exists() for m in stage.marks): return None
+    if not (out / RECORD).is_file() or stage.missing_marks(out): return None
     try: return read_json(out / RECORD)
     except DataError: return None
 

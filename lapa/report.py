@@ -502,19 +502,23 @@ def task_outcomes(outcomes: dict[str, dict], tasks: str | set[str]) -> dict[str,
     return out
 
 
+def _task_runs(runs: list[dict[str, dict]]) -> dict[str, list[int]]:
+    "Each task of `runs` (sorted) with the indices of the runs that evaluated it."
+    tasks = sorted({t for o in runs for t, _ in o["scratch"]["keys"]})
+    return {task: [i for i, o in enumerate(runs) if any(t == task for t, _ in o["scratch"]["keys"])] for task in tasks}
+
+
 def pool_by_task(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict[str, dict]:
     """Each task of `runs` (name -> outcomes) pooled over the runs that evaluated it, the runs held fixed: task ->
     `pool_outcomes`' result with `names` (those runs) and `without` (the pool of every run without that task, None
     when nothing is left): where the effect lies, and how much one task carries the pool. One 95% interval per task,
     not corrected for the others."""
-    _pooled_arms(list(runs.values()))   # every run has scratch and another arm, or a named error
-    tasks = sorted({t for o in runs.values() for a in o.values() for t, _ in a["keys"]})
-    has = lambda o, ts: any(t in ts for t, _ in o["scratch"]["keys"])
-    out = {}
-    for task in tasks:
-        names = [name for name, o in runs.items() if has(o, {task})]
-        rest = [task_outcomes(o, set(tasks) - {task}) for o in runs.values() if has(o, set(tasks) - {task})]
-        out[task] = dict(pool_outcomes([task_outcomes(runs[name], task) for name in names], n_boot, seed), names=names,
+    names, outcomes = list(runs), list(runs.values())
+    _pooled_arms(outcomes)   # every run has scratch and another arm, or a named error
+    task_runs, out = _task_runs(outcomes), {}
+    for task, numbers in task_runs.items():
+        rest = [task_outcomes(o, set(task_runs) - {task}) for o in outcomes if any(t != task for t, _ in o["scratch"]["keys"])]
+        out[task] = dict(pool_outcomes([task_outcomes(outcomes[i], task) for i in numbers], n_boot, seed), names=[names[i] for i in numbers],
                          without=pool_outcomes(rest, n_boot, seed) if rest else None)
     return out
 
@@ -546,17 +550,16 @@ def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, s
     from lapa.stats import percentile_interval
     outcomes = list(runs.values())
     arms = _pooled_arms(outcomes)
-    tasks = sorted({t for o in outcomes for t, _ in o["scratch"]["keys"]})
+    task_runs = _task_runs(outcomes)
     boots, rates = {a: [] for a in arms}, {a: [] for a in arms}
-    for task in tasks:
-        numbers = [i for i, o in enumerate(outcomes) if any(t == task for t, _ in o["scratch"]["keys"])]
+    for task, numbers in task_runs.items():
         boot, sizes, mats = _run_boots([task_outcomes(outcomes[i], task) for i in numbers], arms, n_boot, seed, numbers)
         task_boot = _weighted_boot(boot, sizes, n_boot, seed, False)
         for a in arms: boots[a].append(task_boot[a]); rates[a].append(float(mats[a].mean()))
-    boot = _weighted_boot({a: np.stack(b) for a, b in boots.items()}, np.ones(len(tasks)), n_boot, seed, resample_tasks)
+    boot = _weighted_boot({a: np.stack(b) for a, b in boots.items()}, np.ones(len(task_runs)), n_boot, seed, resample_tasks)
     means = {a: np.array([np.mean(r)]) for a, r in rates.items()}   # the equal-weight rates, as the comparisons read them
     diffs, gap = _main_comparisons(boot, means)
-    return dict(tasks=tasks, tasks_resampled=resample_tasks, rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a]))
+    return dict(tasks=list(task_runs), tasks_resampled=resample_tasks, rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a]))
                                                                    for a in arms}, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #77356ef5
