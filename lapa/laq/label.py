@@ -5,9 +5,11 @@
 # %% ../../nbs/21_laq_label.ipynb #165f9b83
 from __future__ import annotations
 
+import hashlib
 import os
 import tarfile
 from pathlib import Path
+from typing import Collection, NamedTuple
 
 import numpy as np
 import torch
@@ -23,8 +25,8 @@ from ..transforms import read_stats
 log = get_logger("lapa.laq.label")
 
 # %% auto #0
-__all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'ShardPairs', 'encode_pairs', 'label_dataset',
-           'label_datasets', 'laq_label']
+__all__ = ['log', 'STATE', 'laq_fingerprint', 'source_fingerprint', 'pair_digest', 'ShardItem', 'ShardPairs', 'encode_pairs',
+           'label_dataset', 'label_datasets', 'laq_label']
 
 # %% ../../nbs/21_laq_label.ipynb #7ac4c16a
 def laq_fingerprint(folder: str | os.PathLike) -> dict:
@@ -44,29 +46,47 @@ def source_fingerprint(folder: str | os.PathLike) -> dict:
     return dict(path=str(folder.resolve()), manifest_sha256=file_sha256(folder / "manifest.jsonl"))
 
 # %% ../../nbs/21_laq_label.ipynb #ddd6600d
-class ShardPairs(Dataset):
-    "Shards of a dataset folder, one item per shard: `(manifest row, raw samples, frames (N, 2, 3, H, W) uint8)`."
+def pair_digest(raw: dict) -> bytes:
+    "SHA-256 of a sample's two frames as stored (`0.jpg`, `1.jpg`, each with its length): the same pair in any view."
+    h = hashlib.sha256()
+    for k in ("0.jpg", "1.jpg"): h.update(len(raw[k]).to_bytes(8, "little")); h.update(raw[k])
+    return h.digest()
 
-    def __init__(self, folder: str | os.PathLike, rows: list[dict]):
-        self.folder, self.rows = Path(folder), rows
+
+class ShardItem(NamedTuple):
+    "One shard read by `ShardPairs`: `frames` (M, 2, 3, H, W) uint8 holds the pairs marked `fresh`, in order."
+    row: dict
+    raws: list[dict] | DataError   # the error, raised where the shards are read, not inside a loader worker
+    frames: np.ndarray | None = None
+    digests: list[bytes] | None = None
+    fresh: np.ndarray | None = None   # bool per sample: decoded here (its digest was not `known`)
+
+
+class ShardPairs(Dataset):
+    "Shards of a dataset folder, one `ShardItem` per shard; the pairs whose `pair_digest` is in `known` are not decoded."
+
+    def __init__(self, folder: str | os.PathLike, rows: list[dict], known: Collection[bytes] = ()):
+        self.folder, self.rows, self.known = Path(folder), rows, frozenset(known)
 
     def __len__(self) -> int: return len(self.rows)
 
-    def __getitem__(self, i: int) -> tuple[dict, list[dict] | DataError, np.ndarray | None]:
-        "A shard's item, or `(row, the DataError, None)`: raised where the shards are read, not inside a loader worker (whose traceback the DataLoader would add to its message)."
+    def __getitem__(self, i: int) -> ShardItem:
+        "A shard's item, or one holding its `DataError` (whose traceback a loader worker would otherwise add to the message)."
         try: return self._read(i)
-        except DataError as e: return self.rows[i], e, None
+        except DataError as e: return ShardItem(self.rows[i], e)
 
-    def _read(self, i: int) -> tuple[dict, list[dict], np.ndarray]:
+    def _read(self, i: int) -> ShardItem:
         row = self.rows[i]
         path = self.folder / row["shard"]
         if not path.exists(): raise DataError("shard listed in the manifest is missing", path)
-        raws, frames = [], []
+        raws, frames, digests = [], [], []
         try:
             for raw in iter_tar_samples(path):
                 for k in ("0.jpg", "1.jpg"):
                     if k not in raw: raise DataError(f"sample has no {k!r}", path, raw.get("__key__"))
-                try: frames.append(np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])]))
+                digests.append(pair_digest(raw))
+                try:   # a known pair's bytes are those of a pair that decoded: no need to decode them again
+                    if digests[-1] not in self.known: frames.append(np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])]))
                 except Exception as e: raise DataError(f"corrupt JPEG: {e}", path, raw["__key__"]) from e
                 for k in (k for k in raw if k.endswith(".npy")):   # copied as they are: a pickled array must not pass
                     try: load_npy_bytes(raw[k], k)
@@ -76,7 +96,9 @@ class ShardPairs(Dataset):
             raise DataError(f"unreadable tar after {len(raws)} samples: {e}", path) from e
         if len(raws) != row["num_samples"]:
             raise DataError(f"{len(raws)} samples, the manifest says {row['num_samples']}", path)
-        return row, raws, np.stack(frames).transpose(0, 1, 4, 2, 3) if frames else np.zeros((0, 2, 3, 1, 1), np.uint8)
+        fresh = np.array([d not in self.known for d in digests], bool)
+        return ShardItem(row, raws, np.stack(frames).transpose(0, 1, 4, 2, 3) if frames else np.zeros((0, 2, 3, 1, 1), np.uint8),
+                         digests, fresh)
 
 
 def _one(item): return item   # the loader's collate: items are whole shards
@@ -124,10 +146,22 @@ def _check_frame_size(laq: str | os.PathLike, trained: int, info: dict, source: 
                         "this data (`lapa laq train`), or set laq.model.image_size to resize on purpose", source / "dataset.json")
 
 
+def _shard_codes(model, item: ShardItem, known: dict[bytes, np.ndarray], batch_size: int) -> np.ndarray:
+    "Codes `(N, num_tokens)` of a shard's pairs: the fresh ones encoded, the others taken from `known`, which gains the new ones."
+    codes = np.empty((len(item.raws), model.arch.num_tokens), np.int64)
+    codes[item.fresh] = encode_pairs(model, item.frames, batch_size)
+    codes[~item.fresh] = np.array([known[d] for d, f in zip(item.digests, item.fresh) if not f]).reshape(-1, codes.shape[1])
+    known.update(zip(item.digests, codes))
+    return codes
+
+
 def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | os.PathLike, batch_size: int = 256,
-                  num_workers: int = 2, device: str = "auto", progress: bool = True) -> dict:
+                  num_workers: int = 2, device: str = "auto", progress: bool = True,
+                  reuse: dict[str, dict[bytes, np.ndarray]] | None = None) -> dict:
     """Write a labelled copy of the dataset `source` in `out`, every sample gaining `KEY.latent.npy` (the codes of
-    the LAQ checkpoint folder `laq`); resumable. Returns a summary (`labelled`: shards written by this call)."""
+    the LAQ checkpoint folder `laq`); resumable. `reuse` (shared between calls, by LAQ weights hash then `pair_digest`)
+    gives the codes of pairs encoded before and gains this call's. Returns a summary (`labelled`: shards written by
+    this call; `encoded`, `reused`: pairs run through LAQ, pairs whose codes were known)."""
     source, out = Path(source), Path(out)
     if source.resolve() == out.resolve(): raise DataError("the labelled copy must go to another folder than its source", out)
     src_fp, laq_fp = source_fingerprint(source), laq_fingerprint(laq)
@@ -138,7 +172,7 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
         have = read_json(out / "dataset.json")
         if have.get("laq", {}).get("sha256") == laq_fp["sha256"] and have.get("labelled_from") == src_fp:
             log.info("labels in %s are up to date (LAQ %s)", out, laq_fp["sha256"][:12])
-            return dict(out=str(out), labelled=0, skipped=len(rows), up_to_date=True, info=have)
+            return dict(out=str(out), labelled=0, skipped=len(rows), up_to_date=True, info=have, encoded=0, reused=0)
     model = load_laq(laq, pick_device(device, "laq.label.device"))   # a broken checkpoint stops here, before anything is written
     _check_frame_size(laq, model.arch.image_size, info, source)
     out.mkdir(parents=True, exist_ok=True)
@@ -147,18 +181,22 @@ def label_dataset(laq: str | os.PathLike, source: str | os.PathLike, out: str | 
     todo = [r for r in rows if r["shard"] not in done]
     state = dict(laq=laq_fp, source=src_fp, done=done)
     counts = np.zeros((model.arch.num_tokens, model.arch.codebook_size), np.int64)
-    loader = DataLoader(ShardPairs(source, todo), batch_size=None, num_workers=num_workers, collate_fn=_one)
+    known = {} if reuse is None else reuse.setdefault(laq_fp["sha256"], {})   # codes of one checkpoint only
+    loader = DataLoader(ShardPairs(source, todo, known), batch_size=None, num_workers=num_workers, collate_fn=_one)
     bar = tqdm(total=sum(r["num_samples"] for r in todo), desc=f"label {source.name}", unit="pair", disable=not progress)
-    for row, raws, frames in loader:
-        if isinstance(raws, DataError): raise raws
-        codes = encode_pairs(model, frames, batch_size)
+    encoded = 0
+    for item in loader:
+        if isinstance(item.raws, DataError): raise item.raws
+        codes = _shard_codes(model, item, known, batch_size)
+        encoded += int(item.fresh.sum())
         for t in range(codes.shape[1]): counts[t] += np.bincount(codes[:, t], minlength=counts.shape[1])
-        samples = (add_field(raw, "latent.npy", npy_bytes(c)) for raw, c in zip(raws, codes))
-        done[row["shard"]] = write_shard(out / row["shard"], samples, row["split"])
+        samples = (add_field(raw, "latent.npy", npy_bytes(c)) for raw, c in zip(item.raws, codes))
+        done[item.row["shard"]] = write_shard(out / item.row["shard"], samples, item.row["split"])
         write_json(out / STATE, state)
-        bar.update(len(raws))
+        bar.update(len(item.raws))
     bar.close()
-    return _finish(out, info, rows, done, laq_fp, src_fp, model.arch, source, len(todo), counts)
+    reused = sum(r["num_samples"] for r in todo) - encoded
+    return _finish(out, info, rows, done, laq_fp, src_fp, model.arch, source, len(todo), counts) | dict(encoded=encoded, reused=reused)
 
 
 def _finish(out, info, rows, done, laq_fp, src_fp, arch, source, labelled, counts) -> dict:
@@ -183,10 +221,12 @@ def laq_label(cfg, args: list[str] | None = None) -> int:
     "`lapa laq label [overrides]`: write labelled copies of `laq.label.datasets` with the run's LAQ; exit code 0."
     lc = cfg.laq.label
     ckpt = Path(lc.checkpoint) if lc.checkpoint else laq_dir(cfg)
+    reuse = {}   # the views hold the same frames: each pair is encoded once
     for ds in label_datasets(cfg):
         out = Path(lc.out_dir) / Path(ds).name
-        s = label_dataset(ckpt, ds, out, batch_size=lc.batch_size, num_workers=lc.num_workers, device=lc.device)
+        s = label_dataset(ckpt, ds, out, batch_size=lc.batch_size, num_workers=lc.num_workers, device=lc.device, reuse=reuse)
         n = sum(sp["num_samples"] for sp in s["info"]["splits"].values())
         print(f"{ds} -> {out}: {n} pairs" + (" (up to date)" if s["up_to_date"] else f", {s['labelled']} shards labelled now")
+              + (f" ({s['reused']} pairs' codes known from another view)" if s["reused"] else "")
               + f", LAQ {s['info']['laq']['sha256'][:12]}")
     return 0
