@@ -88,12 +88,12 @@ def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
     return bootstrap_means(mats, [t for t, _ in first["keys"]], n_boot=n_boot, seed=seed), mats
 
 
-def _main_comparisons(boot: dict, mats: dict) -> tuple[dict, dict | None]:
+def _main_comparisons(boot: dict, mats: dict, level: float = 0.95) -> tuple[dict, dict | None]:
     "The paired differences of the three arms present in `mats` (against scratch, and LAPA - ActionVLA) and the gap share."
     from lapa.stats import gap_share_interval, paired_difference
-    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b)
+    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b, level)
              for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if a in mats and b in mats}
-    return diffs, gap_share_interval(boot, mats) if {"lapa", "scratch", "action_vla"} <= set(mats) else None
+    return diffs, gap_share_interval(boot, mats, level=level) if {"lapa", "scratch", "action_vla"} <= set(mats) else None
 
 
 def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
@@ -158,18 +158,26 @@ def _weighted_boot(boot: dict[str, np.ndarray], weights: np.ndarray, n_boot: int
     return {a: (w * b[pick, np.arange(n_boot)[:, None]]).sum(1) / w.sum(1) for a, b in boot.items()}
 
 
-def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_runs: bool = False) -> dict:
+def _cluster_level(expanded: bool, resampled: bool, clusters: int) -> float:
+    "The level to read resamples at: 95%, or with `expanded` and resampled clusters, the expanded percentile level."
+    from lapa.stats import expanded_level
+    return expanded_level(clusters) if expanded and resampled else 0.95
+
+
+def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_runs: bool = False,
+                  expanded: bool = False) -> dict:
     """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
     rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run (and, with
-    `resample_runs`, of the runs themselves first)."""
+    `resample_runs`, of the runs themselves first; `expanded` then widens the intervals for the number of runs)."""
     from lapa.stats import wilson_interval
     arms = _pooled_arms(runs)
+    level = _cluster_level(expanded, resample_runs, len(runs))
     boot, sizes, mats = _run_boots(runs, arms, n_boot, seed)
     boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
     rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
              for a, m in mats.items()}
-    diffs, gap = _main_comparisons(boot, mats)
-    return dict(runs=len(runs), runs_resampled=resample_runs, rates=rates, differences=diffs, gap_share=gap)
+    diffs, gap = _main_comparisons(boot, mats, level)
+    return dict(runs=len(runs), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
@@ -457,7 +465,9 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
         if by_task:
             print("\nEach task pooled over the runs that evaluated it (runs held fixed; descriptive, not corrected for the "
                   "number of tasks):\n\n" + pool_task_markdown(pool_by_task(runs)), end="")
-            views = [(f"tasks {how}", pool_task_balanced(runs, resample_tasks=r)) for how, r in (("held fixed", False), ("resampled too", True))]
+            views = [(f"tasks {how}", pool_task_balanced(runs, resample_tasks=r, expanded=x))
+                     for how, r, x in (("held fixed", False, False), ("resampled too", True, False),
+                                       ("resampled too, interval expanded for their number", True, True))]
             print("\nEach task weighed equally:\n\n" + "\n".join(_comparison_table("one weight per task", views)) + "\n", end="")
     except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
     return 0
@@ -543,10 +553,11 @@ def pool_task_figure(by_task: dict[str, dict], summary: dict, more_pools: dict[s
     return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}}, more_pools=more_pools)
 
 # %% ../nbs/80a_report.ipynb #poolbal1c
-def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_tasks: bool = False) -> dict:
+def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_tasks: bool = False,
+                       expanded: bool = False) -> dict:
     """Scratch, LAPA and ActionVLA averaged over the tasks of `runs` (name -> outcomes) with one weight per task, each
     task first pooled over the runs that evaluated it: rates with bootstrap intervals, the paired differences and the gap
-    share; with `resample_tasks` the tasks are drawn with replacement too."""
+    share; with `resample_tasks` the tasks are drawn with replacement too (`expanded`: intervals widened for their number)."""
     from lapa.stats import percentile_interval
     outcomes = list(runs.values())
     arms = _pooled_arms(outcomes)
@@ -558,9 +569,11 @@ def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, s
         for a in arms: boots[a].append(task_boot[a]); rates[a].append(float(mats[a].mean()))
     boot = _weighted_boot({a: np.stack(b) for a, b in boots.items()}, np.ones(len(task_runs)), n_boot, seed, resample_tasks)
     means = {a: np.array([np.mean(r)]) for a, r in rates.items()}   # the equal-weight rates, as the comparisons read them
-    diffs, gap = _main_comparisons(boot, means)
-    return dict(tasks=list(task_runs), tasks_resampled=resample_tasks, rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a]))
-                                                                   for a in arms}, differences=diffs, gap_share=gap)
+    level = _cluster_level(expanded, resample_tasks, len(task_runs))
+    diffs, gap = _main_comparisons(boot, means, level)
+    return dict(tasks=list(task_runs), tasks_resampled=resample_tasks, level=level,
+                rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a], level)) for a in arms},
+                differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -14,7 +15,7 @@ from .core import DataError
 
 # %% auto #0
 __all__ = ['Z95', 'wilson_interval', 'outcome_matrix', 'bootstrap_means', 'percentile_interval', 'paired_difference', 'gap_share',
-           'gap_share_interval']
+           'gap_share_interval', 't_quantile', 'expanded_level']
 
 # %% ../nbs/61_stats.ipynb #4b50f763
 Z95 = 1.959963984540054   # the two-sided 95% quantile of the standard normal
@@ -102,3 +103,22 @@ def gap_share_interval(boot: Mapping[str, np.ndarray], outcomes: Mapping[str, np
     lo, hi = percentile_interval(ratio, level)
     return dict(defined=True, estimate=gap_share(m[lapa], m[scratch], m[action_vla]), lo=lo, hi=hi,
                 resamples_without_gap=int(np.sum(den <= 1e-12)))
+
+# %% ../nbs/61_stats.ipynb #expl0c
+def t_quantile(p: float, df: int) -> float:
+    "The `p` quantile (0.5 <= p < 1) of Student's t with `df` degrees of freedom, from its density integrated numerically."
+    if not (0.5 <= p < 1 and df >= 1): raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
+    x = np.linspace(0.0, 200.0, 400_001)
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    dens = np.exp(log_c - (df + 1) / 2 * np.log1p(x * x / df))
+    cdf = 0.5 + np.concatenate([[0.0], np.cumsum((dens[1:] + dens[:-1]) / 2 * np.diff(x))])
+    if p > cdf[-1]: raise ValueError(f"t_quantile: p={p} is beyond the integrated range for df={df}")
+    return float(np.interp(p, cdf, x))
+
+
+def expanded_level(n: int, level: float = 0.95) -> float:
+    """The level at which to read a bootstrap over `n` resampled clusters so that its interval has the width of Student's
+    t interval at `level` (Hesterberg's expanded percentile interval)."""
+    if n < 2: raise DataError(f"an interval over resampled clusters needs two or more of them, got {n}")
+    z = math.sqrt(n / (n - 1)) * t_quantile((1 + level) / 2, n - 1)
+    return 2 * NormalDist().cdf(z) - 1
