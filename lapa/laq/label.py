@@ -79,14 +79,15 @@ class ShardPairs(Dataset):
         row = self.rows[i]
         path = self.folder / row["shard"]
         if not path.exists(): raise DataError("shard listed in the manifest is missing", path)
-        raws, frames, digests = [], [], []
+        raws, frames, digests, fresh = [], [], [], []
         try:
             for raw in iter_tar_samples(path):
                 for k in ("0.jpg", "1.jpg"):
                     if k not in raw: raise DataError(f"sample has no {k!r}", path, raw.get("__key__"))
                 digests.append(pair_digest(raw))
-                try:   # a known pair's bytes are those of a pair that decoded: no need to decode them again
-                    if digests[-1] not in self.known: frames.append(np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])]))
+                fresh.append(digests[-1] not in self.known)   # a known pair's bytes are those of a pair that decoded before
+                try:
+                    if fresh[-1]: frames.append(np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])]))
                 except Exception as e: raise DataError(f"corrupt JPEG: {e}", path, raw["__key__"]) from e
                 for k in (k for k in raw if k.endswith(".npy")):   # copied as they are: a pickled array must not pass
                     try: load_npy_bytes(raw[k], k)
@@ -96,9 +97,8 @@ class ShardPairs(Dataset):
             raise DataError(f"unreadable tar after {len(raws)} samples: {e}", path) from e
         if len(raws) != row["num_samples"]:
             raise DataError(f"{len(raws)} samples, the manifest says {row['num_samples']}", path)
-        fresh = np.array([d not in self.known for d in digests], bool)
         return ShardItem(row, raws, np.stack(frames).transpose(0, 1, 4, 2, 3) if frames else np.zeros((0, 2, 3, 1, 1), np.uint8),
-                         digests, fresh)
+                         digests, np.array(fresh, bool))
 
 
 def _one(item): return item   # the loader's collate: items are whole shards
