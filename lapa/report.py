@@ -21,9 +21,10 @@ log = get_logger("lapa.report")
 # %% auto #0
 __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'cli_report_pool',
-           'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure',
-           'pool_task_balanced', 'write_report', 'report_parts', 'show_report', 'run_report_notebook']
+           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'read_runs',
+           'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure',
+           'pool_task_balanced', 'compare_reruns', 'rerun_markdown', 'cli_report_rerun', 'write_report', 'report_parts',
+           'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -446,6 +447,19 @@ def _comparison_table(head: str, views: list[tuple[str, dict]]) -> list[str]:
                     for label, p in views]
 
 
+def read_runs(paths: list[str], verb: str = "pool") -> dict[str, dict[str, dict]]:
+    """The outcomes of run folders (their report/outcomes.json) or outcomes files, by name (a folder's name, a file's
+    stem; a repeated name gets its position); `verb` names the `lapa report` verb in the errors."""
+    runs = {}
+    for a in paths:
+        if not Path(a).exists(): raise ConfigError(f"lapa report {verb}: {a}: no such run folder or outcomes file")
+        path = _outcomes_path(Path(a))
+        if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
+        name = Path(a).name if Path(a).is_dir() else path.stem
+        runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
+    return runs
+
+
 def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
     """`lapa report pool [--by-task] RUN ...`: print the pooled comparison of run folders (their report/outcomes.json) or
     outcomes files; `--by-task` adds a table of each task pooled over the runs that evaluated it."""
@@ -453,13 +467,7 @@ def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> in
     by_task = "--by-task" in args
     args = [a for a in args if a != "--by-task"]
     if not args: raise ConfigError("name the runs to pool: lapa report pool [--by-task] RUN_DIR|OUTCOMES.json ...")
-    runs = {}
-    for a in args:
-        if not Path(a).exists(): raise ConfigError(f"lapa report pool: {a}: no such run folder or outcomes file")
-        path = _outcomes_path(Path(a))
-        if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
-        name = Path(a).name if Path(a).is_dir() else path.stem
-        runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
+    runs = read_runs(args, "pool")
     try:
         print(pool_markdown(pool_summary(runs)), end="")
         if by_task:
@@ -574,6 +582,47 @@ def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, s
     return dict(tasks=list(task_runs), tasks_resampled=resample_tasks, level=level,
                 rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a], level)) for a in arms},
                 differences=diffs, gap_share=gap)
+
+# %% ../nbs/80a_report.ipynb #rerun1c
+def compare_reruns(original: dict[str, dict], rerun: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
+    """Two runs of one protocol that differ only upstream (LAQ, VLM, pretrainings), with the same training seeds and test
+    episodes: each run's paired differences and gap share, and their change (rerun - original), from one bootstrap of
+    both runs' arms."""
+    from lapa.stats import gap_share_interval, paired_difference
+    arms = _pooled_arms([original, rerun])
+    runs = {"original": original, "rerun": rerun}
+    paired = _paired_bootstrap({f"{r}/{a}": o[a] for r, o in runs.items() for a in arms}, n_boot, seed)
+    if paired is None:
+        raise DataError("the two runs' arms were not evaluated on the same training seeds and test episodes: not reruns of one protocol")
+    boot, mats = paired
+    pairs = [(a, b) for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if {a, b} <= set(arms)]
+    out = {r: dict(differences={f"{a} - {b}": paired_difference(boot, mats, f"{r}/{a}", f"{r}/{b}") for a, b in pairs},
+                   gap_share=gap_share_interval(boot, mats, *(f"{r}/{a}" for a in ("lapa", "scratch", "action_vla")))
+                   if len(arms) == 3 else None) for r in runs}
+    change = {f"{a} - {b}": paired_difference({r: boot[f"{r}/{a}"] - boot[f"{r}/{b}"] for r in runs},
+                                              {r: mats[f"{r}/{a}"] - mats[f"{r}/{b}"] for r in runs}, "rerun", "original")
+              for a, b in pairs}
+    return dict(arms=arms, n_boot=n_boot, **out, change=change)
+
+
+def rerun_markdown(result: dict, names: tuple[str, str] = ("original", "rerun")) -> str:
+    "`compare_reruns` as a markdown table: each run's comparisons and gap share, then their change."
+    views = [(names[0], result["original"]), (names[1], result["rerun"]),
+             (f"change, {names[1]} - {names[0]}", dict(differences=result["change"], gap_share=None))]
+    return (f"Paired bootstrap of both runs' arms together, {result['n_boot']} resamples, 95% intervals, in points:\n\n" +
+            "\n".join(_comparison_table("run", views)) + "\n")
+
+
+def cli_report_rerun(cfg: DictConfig | None, args: list[str] | None = None) -> int:
+    """`lapa report rerun ORIGINAL RERUN`: print how a run's comparisons changed when it ran again with other upstream
+    seeds (run folders or outcomes files evaluated on the same training seeds and test episodes)."""
+    args = list(args or [])
+    if len(args) != 2: raise ConfigError(f"lapa report rerun takes two runs, the original and its rerun (got {len(args)}): "
+                                         "lapa report rerun RUN_DIR|OUTCOMES.json RUN_DIR|OUTCOMES.json")
+    runs = read_runs(args, "rerun")
+    names = tuple(runs)
+    print(rerun_markdown(compare_reruns(*runs.values()), names), end="")
+    return 0
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:

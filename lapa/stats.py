@@ -76,10 +76,10 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
 
 
 def paired_difference(boot: Mapping[str, np.ndarray], outcomes: Mapping[str, np.ndarray], a: str, b: str, level: float = 0.95) -> dict:
-    "`a - b`: the estimate, its paired bootstrap interval, and whether the interval excludes zero."
+    "`a - b`: the estimate, its paired bootstrap interval and standard error, and whether the interval excludes zero."
     est = float(np.mean(outcomes[a]) - np.mean(outcomes[b]))
     lo, hi = percentile_interval(boot[a] - boot[b], level)
-    return dict(estimate=est, lo=lo, hi=hi, significant=bool(lo > 0 or hi < 0))
+    return dict(estimate=est, lo=lo, hi=hi, se=float(np.nanstd(boot[a] - boot[b])), significant=bool(lo > 0 or hi < 0))
 
 
 def gap_share(lapa: float, scratch: float, action_vla: float) -> float | None:
