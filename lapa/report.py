@@ -409,18 +409,22 @@ def _gap_cell(g: dict | None) -> str:
     return "-" if g is None else f"{g['estimate']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else "undefined"
 
 
-def _pool_views(summary: dict) -> list[tuple[str, dict]]:
+def _pool_views(summary: dict, expanded: bool = False) -> list[tuple[str, dict]]:
+    "The pools of `pool_summary` to show: held fixed, resampled, and (with `expanded`) resampled with the expanded interval."
     views = [("runs held fixed (how precisely these runs measure their average)", summary["fixed"])]
-    return views + ([("runs resampled too (for a run yet to come)", summary["resampled"])] if summary["resampled"] else [])
+    if summary["resampled"]: views.append(("runs resampled too (for a run yet to come)", summary["resampled"]))
+    return views + ([("the same, interval expanded for the number of runs", summary["expanded"])] if expanded and summary.get("expanded") else [])
 
 
 def pool_summary(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
-    "Each of `runs` (name -> outcomes) compared alone, and the pool with the runs held fixed and (two or more) resampled too."
+    """Each of `runs` (name -> outcomes) compared alone, and the pool with the runs held fixed and (two or more) resampled
+    too, plainly and with the interval expanded for the number of runs."""
     pooled = pool_outcomes(list(runs.values()), n_boot, seed)
     arms = list(pooled["rates"])
+    drawn = {k: pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True, expanded=x) if len(runs) > 1 else None
+             for k, x in (("resampled", False), ("expanded", True))}
     return dict(runs={name: compare_arms({a: o[a] for a in arms}, n_boot, seed) for name, o in runs.items()}, fixed=pooled,
-                resampled=pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True) if len(runs) > 1 else None,
-                n_boot=n_boot)
+                **drawn, n_boot=n_boot)
 
 
 def pool_markdown(summary: dict) -> str:
@@ -434,7 +438,7 @@ def pool_markdown(summary: dict) -> str:
                      f" | {_cell(c['differences'].get('lapa - scratch'))} | {_gap_cell(c['gap_share'])} |")
     lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in summary["fixed"]["rates"].items()) + ".", "",
               f"Paired bootstrap, {summary['n_boot']} resamples, 95% intervals, in points (the gap share as a fraction):", "",
-              *_comparison_table("pooled", _pool_views(summary))]
+              *_comparison_table("pooled", _pool_views(summary, expanded=True))]
     return "\n".join(lines) + "\n"
 
 
