@@ -170,15 +170,19 @@ def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int =
     """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
     rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run (and, with
     `resample_runs`, of the runs themselves first; `expanded` then widens the intervals for the number of runs)."""
+    boots = _run_boots(runs, _pooled_arms(runs), n_boot, seed)
+    return _pool_from_boots(boots, n_boot, seed, resample_runs, _cluster_level(expanded, resample_runs, len(runs)))
+
+
+def _pool_from_boots(boots: tuple, n_boot: int, seed: int, resample_runs: bool, level: float) -> dict:
+    "`pool_outcomes` from the runs' own resamples (`_run_boots`), so several pools of the same runs bootstrap each run once."
     from lapa.stats import wilson_interval
-    arms = _pooled_arms(runs)
-    level = _cluster_level(expanded, resample_runs, len(runs))
-    boot, sizes, mats = _run_boots(runs, arms, n_boot, seed)
+    boot, sizes, mats = boots
     boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
     rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
              for a, m in mats.items()}
     diffs, gap = _main_comparisons(boot, mats, level)
-    return dict(runs=len(runs), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
+    return dict(runs=len(sizes), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
 
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
@@ -419,12 +423,13 @@ def _pool_views(summary: dict, expanded: bool = False) -> list[tuple[str, dict]]
 def pool_summary(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
     """Each of `runs` (name -> outcomes) compared alone, and the pool with the runs held fixed and (two or more) resampled
     too, plainly and with the interval expanded for the number of runs."""
-    pooled = pool_outcomes(list(runs.values()), n_boot, seed)
-    arms = list(pooled["rates"])
-    drawn = {k: pool_outcomes(list(runs.values()), n_boot, seed, resample_runs=True, expanded=x) if len(runs) > 1 else None
+    outcomes = list(runs.values())
+    arms = _pooled_arms(outcomes)
+    boots = _run_boots(outcomes, arms, n_boot, seed)   # each run bootstrapped once for the three pools
+    drawn = {k: _pool_from_boots(boots, n_boot, seed, True, _cluster_level(x, True, len(runs))) if len(runs) > 1 else None
              for k, x in (("resampled", False), ("expanded", True))}
-    return dict(runs={name: compare_arms({a: o[a] for a in arms}, n_boot, seed) for name, o in runs.items()}, fixed=pooled,
-                **drawn, n_boot=n_boot)
+    return dict(runs={name: compare_arms({a: o[a] for a in arms}, n_boot, seed) for name, o in runs.items()},
+                fixed=_pool_from_boots(boots, n_boot, seed, False, 0.95), **drawn, n_boot=n_boot)
 
 
 def pool_markdown(summary: dict) -> str:
