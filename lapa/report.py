@@ -23,8 +23,8 @@ __all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_se
            'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
            'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'read_runs',
            'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure',
-           'pool_task_balanced', 'compare_reruns', 'rerun_markdown', 'cli_report_rerun', 'write_report', 'report_parts',
-           'show_report', 'run_report_notebook']
+           'pool_task_balanced', 'compare_reruns', 'rerun_markdown', 'cli_report_rerun', 'average_runs', 'group_reruns',
+           'write_report', 'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -65,6 +65,12 @@ def arm_outcomes(cfg: DictConfig, n: int | None = None, seeds: list[int] | None 
     return out
 
 # %% ../nbs/80a_report.ipynb #c7911b07
+def _successes(m: np.ndarray) -> int | float:
+    "The successes in an outcome matrix: a count, or for averaged runs (`average_runs`) a fraction to two decimals."
+    k = float(np.sum(m))
+    return int(k) if k.is_integer() else round(k, 2)
+
+
 def arm_rates(o: dict) -> dict:
     "One arm's success with its Wilson interval, overall, per task and per training seed, from `{matrix, keys, seeds}`."
     from lapa.stats import wilson_interval
@@ -72,9 +78,9 @@ def arm_rates(o: dict) -> dict:
     tasks = {}
     for t in dict.fromkeys(t for t, _ in keys):
         cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
-        kt, nt = int(m[:, cols].sum()), int(m[:, cols].size)
+        kt, nt = _successes(m[:, cols]), int(m[:, cols].size)
         tasks[t] = dict(successes=kt, episodes=nt, rate=kt / nt, ci=wilson_interval(kt, nt))
-    k, total = int(m.sum()), int(m.size)
+    k, total = _successes(m), int(m.size)
     return dict(successes=k, episodes=total, rate=k / total, ci=wilson_interval(k, total), tasks=tasks,
                 seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
 
@@ -114,6 +120,8 @@ def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0)
 # %% ../nbs/80a_report.ipynb #outc01c
 def outcomes_record(outcomes: dict[str, dict], source: str, labelled_episodes_per_task: int) -> dict:
     "The JSON-ready form of `arm_outcomes`: per arm its training seeds, `(task, test seed)` keys and 0/1 successes."
+    if bad := [a for a, o in outcomes.items() if not np.isin(np.asarray(o["matrix"]), (0, 1)).all()]:
+        raise DataError(f"arms {bad} hold outcomes other than 0/1 (runs averaged by average_runs?): keep the runs' own outcomes instead")
     arms = {a: dict(seeds=[int(s) for s in o["seeds"]], keys=[[str(t), int(s)] for t, s in o["keys"]],
                     successes=np.asarray(o["matrix"]).astype(int).tolist()) for a, o in outcomes.items()}
     return dict(source=source, labelled_episodes_per_task=int(labelled_episodes_per_task), arms=arms)
@@ -179,7 +187,7 @@ def _pool_from_boots(boots: tuple, n_boot: int, seed: int, resample_runs: bool, 
     from lapa.stats import wilson_interval
     boot, sizes, mats = boots
     boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
-    rates = {a: dict(successes=int(m.sum()), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(int(m.sum()), int(m.size)))
+    rates = {a: dict(successes=_successes(m), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(_successes(m), int(m.size)))
              for a, m in mats.items()}
     diffs, gap = _main_comparisons(boot, mats, level)
     return dict(runs=len(sizes), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
@@ -470,13 +478,16 @@ def read_runs(paths: list[str], verb: str = "pool") -> dict[str, dict[str, dict]
 
 
 def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
-    """`lapa report pool [--by-task] RUN ...`: print the pooled comparison of run folders (their report/outcomes.json) or
-    outcomes files; `--by-task` adds a table of each task pooled over the runs that evaluated it."""
+    """`lapa report pool [--by-task] [--average-reruns] RUN ...`: print the pooled comparison of run folders (their
+    report/outcomes.json) or outcomes files; `--by-task` adds a table of each task pooled over the runs that evaluated
+    it; `--average-reruns` first averages the runs of one protocol (same training seeds and test episodes) into one."""
     args = list(args or [])
-    by_task = "--by-task" in args
-    args = [a for a in args if a != "--by-task"]
-    if not args: raise ConfigError("name the runs to pool: lapa report pool [--by-task] RUN_DIR|OUTCOMES.json ...")
+    flags = {f for f in ("--by-task", "--average-reruns") if f in args}
+    args = [a for a in args if a not in flags]
+    if not args: raise ConfigError("name the runs to pool: lapa report pool [--by-task] [--average-reruns] RUN_DIR|OUTCOMES.json ...")
     runs = read_runs(args, "pool")
+    if "--average-reruns" in flags: runs = group_reruns(runs)
+    by_task = "--by-task" in flags
     try:
         print(pool_markdown(pool_summary(runs)), end="")
         if by_task:
@@ -632,6 +643,28 @@ def cli_report_rerun(cfg: DictConfig | None, args: list[str] | None = None) -> i
     names = tuple(runs)
     print(rerun_markdown(compare_reruns(*runs.values()), names), end="")
     return 0
+
+# %% ../nbs/80a_report.ipynb #avg1c
+def _protocol(outcomes: dict[str, dict]) -> tuple:
+    "What reruns of one protocol share: each arm with its training seeds and test episodes."
+    return tuple(sorted((a, tuple(o["seeds"]), tuple(map(tuple, o["keys"]))) for a, o in outcomes.items()))
+
+
+def average_runs(runs: list[dict[str, dict]]) -> dict[str, dict]:
+    """Runs of one protocol that differ only upstream (LAQ, VLM, pretrainings), averaged: each arm's outcome matrix
+    becomes the fraction of the runs that succeeded on each training seed and test episode."""
+    if not runs: raise DataError("average_runs needs at least one run")
+    if any(_protocol(r) != _protocol(runs[0]) for r in runs[1:]):
+        raise DataError("the runs' arms were not evaluated on the same training seeds and test episodes: not reruns of one protocol")
+    return {a: dict(o, matrix=np.mean([np.asarray(r[a]["matrix"], np.float64) for r in runs], 0), runs=len(runs))
+            for a, o in runs[0].items()}
+
+
+def group_reruns(runs: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
+    "`runs` (name -> outcomes) with the runs of one protocol averaged into one, named `first + second + ...`, in first-seen order."
+    groups: dict[tuple, list[str]] = {}
+    for name, o in runs.items(): groups.setdefault(_protocol(o), []).append(name)
+    return {" + ".join(names): average_runs([runs[n] for n in names]) for names in groups.values()}
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:

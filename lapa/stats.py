@@ -15,7 +15,7 @@ from .core import DataError
 
 # %% auto #0
 __all__ = ['Z95', 'wilson_interval', 'outcome_matrix', 'bootstrap_means', 'percentile_interval', 'paired_difference', 'gap_share',
-           'gap_share_interval', 't_quantile', 'expanded_level']
+           'gap_share_interval', 't_quantile', 'expanded_level', 'chi2_cdf', 'chi2_quantile', 'pooled_sd']
 
 # %% ../nbs/61_stats.ipynb #4b50f763
 Z95 = 1.959963984540054   # the two-sided 95% quantile of the standard normal
@@ -122,3 +122,37 @@ def expanded_level(n: int, level: float = 0.95) -> float:
     if n < 2: raise DataError(f"an interval over resampled clusters needs two or more of them, got {n}")
     z = math.sqrt(n / (n - 1)) * t_quantile((1 + level) / 2, n - 1)
     return 2 * NormalDist().cdf(z) - 1
+
+# %% ../nbs/61_stats.ipynb #psd0c
+def chi2_cdf(x: float, df: int) -> float:
+    "The χ² distribution function with `df` degrees of freedom at `x`: the regularised lower incomplete gamma P(df/2, x/2)."
+    if df < 1: raise ValueError(f"chi2_cdf needs df >= 1, got {df}")
+    if x <= 0: return 0.0
+    a, z = df / 2, x / 2
+    term = total = 1.0 / a
+    for n in range(1, 10_000):
+        term *= z / (a + n)
+        total += term
+        if term < 1e-16 * total: break
+    return min(1.0, math.exp(a * math.log(z) - z - math.lgamma(a)) * total)
+
+
+def chi2_quantile(p: float, df: int) -> float:
+    "The `p` quantile (0 < p < 1) of χ² with `df` degrees of freedom, by bisection on `chi2_cdf`."
+    if not 0 < p < 1: raise ValueError(f"chi2_quantile needs 0 < p < 1, got {p}")
+    lo, hi = 0.0, df + 40.0 * math.sqrt(2 * df) + 100.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if chi2_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def pooled_sd(groups: Sequence[Sequence[float]], level: float = 0.95) -> dict:
+    """The pooled within-group standard deviation of `groups` (each a group's values, e.g. one draw's runs), its degrees
+    of freedom and its χ² interval at `level` (normal theory). Groups of one value add nothing."""
+    groups = [np.asarray(g, np.float64) for g in groups]
+    df = sum(len(g) - 1 for g in groups if len(g))
+    if df < 1: raise DataError(f"a pooled standard deviation needs a group of two or more values; got group sizes {[len(g) for g in groups]}")
+    ss = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if len(g))
+    lo, hi = (math.sqrt(ss / chi2_quantile(q, df)) for q in ((1 + level) / 2, (1 - level) / 2))
+    return dict(estimate=math.sqrt(ss / df), df=df, lo=lo, hi=hi, level=level)
