@@ -79,9 +79,9 @@ def arm_rates(o: dict) -> dict:
     for t in dict.fromkeys(t for t, _ in keys):
         cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
         kt, nt = _successes(m[:, cols]), int(m[:, cols].size)
-        tasks[t] = dict(successes=kt, episodes=nt, rate=kt / nt, ci=wilson_interval(kt, nt))
+        tasks[t] = dict(successes=kt, episodes=nt, rate=float(m[:, cols].mean()), ci=wilson_interval(kt, nt))
     k, total = _successes(m), int(m.size)
-    return dict(successes=k, episodes=total, rate=k / total, ci=wilson_interval(k, total), tasks=tasks,
+    return dict(successes=k, episodes=total, rate=float(m.mean()), ci=wilson_interval(k, total), tasks=tasks,
                 seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
 
 
@@ -656,8 +656,8 @@ def average_runs(runs: list[dict[str, dict]]) -> dict[str, dict]:
     if not runs: raise DataError("average_runs needs at least one run")
     if any(_protocol(r) != _protocol(runs[0]) for r in runs[1:]):
         raise DataError("the runs' arms were not evaluated on the same training seeds and test episodes: not reruns of one protocol")
-    return {a: dict(o, matrix=np.mean([np.asarray(r[a]["matrix"], np.float64) for r in runs], 0), runs=len(runs))
-            for a, o in runs[0].items()}
+    return {a: dict(keys=o["keys"], seeds=o["seeds"], runs=len(runs),
+                    matrix=np.mean([np.asarray(r[a]["matrix"], np.float64) for r in runs], 0)) for a, o in runs[0].items()}
 
 
 def group_reruns(runs: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
