@@ -71,18 +71,18 @@ def _successes(m: np.ndarray) -> int | float:
     return int(k) if k.is_integer() else round(k, 2)
 
 
+def _rate_of(m: np.ndarray) -> dict:
+    "The successes, episodes and success rate of an outcome matrix, with the rate's Wilson 95% interval."
+    from lapa.stats import wilson_interval
+    k, n = _successes(m), int(m.size)
+    return dict(successes=k, episodes=n, rate=float(m.mean()), ci=wilson_interval(k, n))
+
+
 def arm_rates(o: dict) -> dict:
     "One arm's success with its Wilson interval, overall, per task and per training seed, from `{matrix, keys, seeds}`."
-    from lapa.stats import wilson_interval
     m, keys = o["matrix"], o["keys"]
-    tasks = {}
-    for t in dict.fromkeys(t for t, _ in keys):
-        cols = [i for i, (tt, _) in enumerate(keys) if tt == t]
-        kt, nt = _successes(m[:, cols]), int(m[:, cols].size)
-        tasks[t] = dict(successes=kt, episodes=nt, rate=float(m[:, cols].mean()), ci=wilson_interval(kt, nt))
-    k, total = _successes(m), int(m.size)
-    return dict(successes=k, episodes=total, rate=float(m.mean()), ci=wilson_interval(k, total), tasks=tasks,
-                seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
+    tasks = {t: _rate_of(m[:, [i for i, (tt, _) in enumerate(keys) if tt == t]]) for t in dict.fromkeys(t for t, _ in keys)}
+    return dict(_rate_of(m), tasks=tasks, seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
 
 
 def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
@@ -184,11 +184,9 @@ def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int =
 
 def _pool_from_boots(boots: tuple, n_boot: int, seed: int, resample_runs: bool, level: float) -> dict:
     "`pool_outcomes` from the runs' own resamples (`_run_boots`), so several pools of the same runs bootstrap each run once."
-    from lapa.stats import wilson_interval
     boot, sizes, mats = boots
     boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
-    rates = {a: dict(successes=_successes(m), episodes=int(m.size), rate=float(m.mean()), ci=wilson_interval(_successes(m), int(m.size)))
-             for a, m in mats.items()}
+    rates = {a: _rate_of(m) for a, m in mats.items()}
     diffs, gap = _main_comparisons(boot, mats, level)
     return dict(runs=len(sizes), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
 
