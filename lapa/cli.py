@@ -46,7 +46,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("nb", "figures"): Verb("lapa.jobs:nb_figures", "execute copies of chapters and keep only their figures (PNG) as saved outputs", "", True),
     ("pipeline",): Verb("lapa.pipeline:cli_pipeline", "the main job: every stage, LAPA beside the scratch and ActionVLA baselines, then report.md (continues from what is done)"),
     ("report", "pool"): Verb("lapa.report:cli_report_pool", "pool the comparisons of pipeline runs (`lapa report pool [--by-task] [--average-reruns] RUN_DIR ...`): each run, then all, the runs held fixed and resampled; `--by-task`: each task too; `--average-reruns`: a draw's reruns averaged into one", words=True),
-    ("report", "rerun"): Verb("lapa.report:cli_report_rerun", "how a run's comparisons changed when it ran again with other upstream seeds (`lapa report rerun ORIGINAL RERUN`), both runs' arms resampled together", words=True),
+    ("report", "rerun"): Verb("lapa.report:cli_report_rerun", "how a run's comparisons changed when it ran again with other upstream seeds (`lapa report rerun ORIGINAL RERUN`), both runs' arms resampled together; two run folders are first checked to share their data and the expert's evaluation", words=True),
     ("slurm", "render"): Verb("lapa.jobs:slurm_render", "print the sbatch script of a job (laq, foundation, finetune, low-level, eval, pipeline, nb NOTEBOOK): `slurm=PROFILE`, overrides go to srun", "", True),
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/JOB.sbatch, submit it with sbatch and print the job id", "", True),
     ("bench", "data"): Verb("lapa.bench.data:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),

@@ -19,12 +19,13 @@ from .core import ConfigError, DataError, atomic_write, get_logger, read_json, w
 log = get_logger("lapa.report")
 
 # %% auto #0
-__all__ = ['log', 'ARM_NAMES', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'arm_rates',
-           'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary', 'pool_markdown', 'read_runs',
-           'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task', 'pool_task_markdown', 'pool_task_figure',
-           'pool_task_balanced', 'compare_reruns', 'rerun_markdown', 'cli_report_rerun', 'average_runs', 'group_reruns',
-           'write_report', 'report_parts', 'show_report', 'run_report_notebook']
+__all__ = ['log', 'ARM_NAMES', 'DATA_OUTPUTS', 'EXPERT_EVAL', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series',
+           'arm_outcomes', 'arm_rates', 'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes',
+           'success_figure', 'scaling_figure', 'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary',
+           'pool_markdown', 'read_runs', 'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task',
+           'pool_task_markdown', 'pool_task_figure', 'pool_task_balanced', 'compare_reruns', 'rerun_markdown',
+           'rerun_inputs', 'rerun_inputs_markdown', 'cli_report_rerun', 'average_runs', 'group_reruns', 'write_report',
+           'report_parts', 'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
@@ -631,13 +632,80 @@ def rerun_markdown(result: dict, names: tuple[str, str] = ("original", "rerun"))
             "\n".join(_comparison_table("run", views)) + "\n")
 
 
+# %% ../nbs/80a_report.ipynb #rerun2c
+DATA_OUTPUTS = ("episodes.jsonl", "episodes/*", "*/*.tar", "*/manifest.jsonl", "*/stats.json", "*/dataset.json")
+EXPERT_EVAL = "eval/expert/test"   # the pipeline's eval_expert stage folder
+
+
+def _stage_fingerprint(folder: Path) -> str | None:
+    record = folder / ".pipeline.json"
+    return read_json(record).get("fingerprint") if record.is_file() else None
+
+
+def _data_outputs(run: Path) -> dict[str, str | Any]:
+    "The data stage's outputs in run folder `run`, by name: a JSON file's content with run paths relative, else its SHA-256."
+    from lapa.core import file_sha256
+    from lapa.train import run_relative
+    data = run / "data"
+    files = sorted({p for pattern in DATA_OUTPUTS for p in data.glob(pattern) if p.is_file()})
+    return {str(p.relative_to(run)): run_relative(read_json(p), run) if p.suffix == ".json" else file_sha256(p) for p in files}
+
+
+def _expert_episodes(run: Path) -> dict[tuple, tuple] | None:
+    path = run / EXPERT_EVAL / "results.json"
+    if not path.is_file(): return None
+    return {(r["task"], r["seed"]): (r["success"], r["steps"]) for r in read_json(path).get("episodes", [])}
+
+
+def rerun_inputs(original: str | os.PathLike, rerun: str | os.PathLike) -> list[dict]:
+    """What two run folders of one protocol must share, compared: the data stage's fingerprint and outputs, and the
+    scripted expert's test episodes. One row per item: `what`, how many were `compared`, the `differing` names
+    (empty: all equal) and `missing` (the item absent from a run: not checked)."""
+    runs = (Path(original), Path(rerun))
+    rows = []
+    for what, folder in (("data stage's fingerprint", "data"), ("expert evaluation's fingerprint", EXPERT_EVAL)):
+        fps = [_stage_fingerprint(r / folder) for r in runs]
+        rows.append(dict(what=what, compared=1, differing=[f"{folder}/.pipeline.json"] if fps[0] != fps[1] else [],
+                         missing=[str(r / folder) for r, fp in zip(runs, fps) if fp is None]))
+    outs = [_data_outputs(r) for r in runs]
+    names = sorted(set(outs[0]) | set(outs[1]))
+    rows.append(dict(what="data outputs", compared=len(names), missing=[str(r / "data") for r, o in zip(runs, outs) if not o],
+                     differing=[n for n in names if outs[0].get(n) != outs[1].get(n)]))
+    eps = [_expert_episodes(r) for r in runs]
+    keys = sorted(set(eps[0] or {}) | set(eps[1] or {}))
+    rows.append(dict(what="expert's test episodes", compared=len(keys),
+                     missing=[str(r / EXPERT_EVAL / "results.json") for r, e in zip(runs, eps) if e is None],
+                     differing=[f"{t} seed {s}" for t, s in keys if (eps[0] or {}).get((t, s)) != (eps[1] or {}).get((t, s))]))
+    for r in rows:
+        if r["missing"]: r["differing"] = []   # nothing to compare against
+    return rows
+
+
+def rerun_inputs_markdown(rows: list[dict]) -> str:
+    "`rerun_inputs` as a list: each item equal, differing (the first few names) or not checked."
+    def line(r):
+        if r["missing"]: return f"- {r['what']}: not checked (absent: {', '.join(r['missing'])})"
+        if not r["differing"]: return f"- {r['what']}: equal ({r['compared']} compared)"
+        more = f" and {len(r['differing']) - 3} more" if len(r["differing"]) > 3 else ""
+        return f"- {r['what']}: **{len(r['differing'])} of {r['compared']} differ** ({', '.join(r['differing'][:3])}{more})"
+    return "What the two runs share:\n\n" + "\n".join(map(line, rows)) + "\n"
+
+
 def cli_report_rerun(cfg: DictConfig | None, args: list[str] | None = None) -> int:
     """`lapa report rerun ORIGINAL RERUN`: print how a run's comparisons changed when it ran again with other upstream
-    seeds (run folders or outcomes files evaluated on the same training seeds and test episodes)."""
+    seeds (run folders or outcomes files evaluated on the same training seeds and test episodes); two run folders are
+    first checked to share their data and the expert's evaluation (`rerun_inputs`)."""
     args = list(args or [])
     if len(args) != 2: raise ConfigError(f"lapa report rerun takes two runs, the original and its rerun (got {len(args)}): "
                                          "lapa report rerun RUN_DIR|OUTCOMES.json RUN_DIR|OUTCOMES.json")
     runs = read_runs(args, "rerun")
+    if all(Path(a).is_dir() for a in args):
+        shared = rerun_inputs(*args)
+        if bad := [r for r in shared if r["differing"]]:
+            raise DataError(f"the runs differ in what reruns share, so their change is not the upstream seeds' alone: " +
+                            "; ".join(f"{r['what']}: {', '.join(r['differing'][:3])}" for r in bad) +
+                            " (pass their outcomes files to compare them anyway)", args[1])
+        print(rerun_inputs_markdown(shared))
     names = tuple(runs)
     print(rerun_markdown(compare_reruns(*runs.values()), names), end="")
     return 0
