@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig
 
-from .core import ConfigError, DataError, atomic_write, get_logger, read_json, write_json
+from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
 
 log = get_logger("lapa.report")
 
@@ -638,13 +638,13 @@ EXPERT_EVAL = "eval/expert/test"   # the pipeline's eval_expert stage folder
 
 
 def _stage_fingerprint(folder: Path) -> str | None:
+    "The fingerprint a finished pipeline stage recorded in `folder` (None: no record)."
     record = folder / ".pipeline.json"
     return read_json(record).get("fingerprint") if record.is_file() else None
 
 
 def _data_outputs(run: Path) -> dict[str, str | Any]:
     "The data stage's outputs in run folder `run`, by name: a JSON file's content with run paths relative, else its SHA-256."
-    from lapa.core import file_sha256
     from lapa.train import run_relative
     data = run / "data"
     files = sorted({p for pattern in DATA_OUTPUTS for p in data.glob(pattern) if p.is_file()})
@@ -702,7 +702,7 @@ def cli_report_rerun(cfg: DictConfig | None, args: list[str] | None = None) -> i
     if all(Path(a).is_dir() for a in args):
         shared = rerun_inputs(*args)
         if bad := [r for r in shared if r["differing"]]:
-            raise DataError(f"the runs differ in what reruns share, so their change is not the upstream seeds' alone: " +
+            raise DataError("the runs differ in what reruns share, so their change is not the upstream seeds' alone: " +
                             "; ".join(f"{r['what']}: {', '.join(r['differing'][:3])}" for r in bad) +
                             " (pass their outcomes files to compare them anyway)", args[1])
         print(rerun_inputs_markdown(shared))
