@@ -19,7 +19,7 @@ from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger,
 log = get_logger("lapa.report")
 
 # %% auto #0
-__all__ = ['log', 'ARM_NAMES', 'DATA_OUTPUTS', 'EXPERT_EVAL', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series',
+__all__ = ['log', 'ARM_NAMES', 'EXPERT_EVAL', 'DATA_OUTPUTS', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series',
            'arm_outcomes', 'arm_rates', 'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes',
            'success_figure', 'scaling_figure', 'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary',
            'pool_markdown', 'read_runs', 'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task',
@@ -30,6 +30,7 @@ __all__ = ['log', 'ARM_NAMES', 'DATA_OUTPUTS', 'EXPERT_EVAL', 'REPORT_NOTEBOOK',
 # %% ../nbs/80a_report.ipynb #d0a1b2c8
 ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
              "low_level_scratch": "scratch (hierarchical)", "expert": "expert"}
+EXPERT_EVAL = "eval/expert/test"   # the folder of the pipeline's eval_expert stage, in a run folder
 
 # %% ../nbs/80a_report.ipynb #264a4e5a
 def read_csv_metrics(stage_dir: Path) -> list[dict]:
@@ -305,7 +306,7 @@ def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = 
     rd = Path(cfg.run_dir)
     b = cfg.benchmark
     gen, vid = _read(Path(cfg.data.out_dir) / "generation.json"), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
-    expert = _read(rd / "eval" / "expert" / "test" / "results.json")
+    expert = _read(rd / EXPERT_EVAL / "results.json")
     lines = [f"# LAPA pipeline report: `{cfg.name}`", ""]
     if b.demonstration:
         lines += ["> **A demonstration, not a test of the claim.** This run shows the whole path at a size that finishes in minutes; "
@@ -634,7 +635,6 @@ def rerun_markdown(result: dict, names: tuple[str, str] = ("original", "rerun"))
 
 # %% ../nbs/80a_report.ipynb #rerun2c
 DATA_OUTPUTS = ("episodes.jsonl", "episodes/*", "*/*.tar", "*/manifest.jsonl", "*/stats.json", "*/dataset.json")
-EXPERT_EVAL = "eval/expert/test"   # the pipeline's eval_expert stage folder
 
 
 def _stage_fingerprint(folder: Path) -> str | None:
