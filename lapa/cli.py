@@ -56,6 +56,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("bench", "eval"): Verb("lapa.bench.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),
     ("bench", "serve"): Verb("lapa.bench.serve:cli_bench_serve", "policy server round-trip p50/p99 and requests/s for 1 to 16 clients (`bench.serve.clients`) beside in-process inference"),
     ("bench", "startup"): Verb("lapa.bench.startup:cli_bench_startup", "seconds to import lapa's modules in a fresh interpreter beside their heavy dependency alone"),
+    ("bench", "stats"): Verb("lapa.bench.stats:cli_bench_stats", "bootstrap resamples/s of the report's intervals beside building every resampled matrix"),
 }
 
 # %% ../nbs/02_cli.ipynb #1534f928

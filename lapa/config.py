@@ -33,10 +33,10 @@ __all__ = ['NEUTRAL', 'FLOAT32_MAX', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS',
            'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss',
            'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig',
            'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig',
-           'BenchEvalConfig', 'BenchStartupConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig', 'api_key_problem',
-           'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys',
-           'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'redacted_words', 'refuse_secrets',
-           'config_yaml', 'stage_dir', 'source_version', 'record_run']
+           'BenchEvalConfig', 'BenchStartupConfig', 'BenchStatsConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
+           'api_key_problem', 'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema',
+           'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'redacted_words',
+           'refuse_secrets', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -939,6 +939,20 @@ class BenchStartupConfig:
 
 
 @dataclass
+class BenchStatsConfig:
+    "`lapa bench stats`: bootstrap resamples/s of the report's intervals, beside building every resampled matrix."
+    seeds: int = 5              # training seeds (rows), as in experiment=fewshot
+    tasks: int = 6
+    episodes_per_task: int = 17  # test episodes per task (columns): 6 x 17 = 102, one fewshot run
+    arms: int = 3
+    n_boot: int = 10_000        # resamples per call, as the report draws
+    repeats: int = 5            # calls per side, alternating; medians reported
+
+    def _problems(self):
+        return _positive(self, "seeds", "tasks", "episodes_per_task", "arms", "n_boot", "repeats")
+
+
+@dataclass
 class BenchConfig:
     "The `lapa bench ...` verbs."
     data: BenchDataConfig = field(default_factory=BenchDataConfig)
@@ -947,6 +961,7 @@ class BenchConfig:
     serve: BenchServeConfig = field(default_factory=BenchServeConfig)
     eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
     startup: BenchStartupConfig = field(default_factory=BenchStartupConfig)
+    stats: BenchStatsConfig = field(default_factory=BenchStatsConfig)
 
 # %% ../nbs/01_config.ipynb #cfgs06c
 @dataclass

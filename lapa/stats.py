@@ -47,9 +47,12 @@ def outcome_matrix(runs: Sequence[Sequence[Mapping]]) -> tuple[np.ndarray, list[
 
 # %% ../nbs/61_stats.ipynb #60658969
 def bootstrap_means(outcomes: Mapping[str, np.ndarray], groups: Sequence, n_boot: int = 10_000, seed: int = 0,
-                    chunk: int = 1000) -> dict[str, np.ndarray]:
+                    chunk: int = 1000, direct: bool = False) -> dict[str, np.ndarray]:
     """Each arm's success rate under the same `n_boot` resamples: training seeds (rows) with replacement and, within each
-    group of columns (a task), test episodes with replacement. `outcomes`: arm -> `(seeds, episodes)`, all the same shape."""
+    group of columns (a task), test episodes with replacement. `outcomes`: arm -> `(seeds, episodes)`, all the same shape.
+    A resample's mean is read from its rows' draw counts (`counts @ outcomes`) at its columns, the same sum the definition
+    takes (exact for 0/1 outcomes, so the very same numbers); `direct` builds each resampled matrix instead (the
+    definition, several times slower: the reference `lapa bench stats` times it against)."""
     arms = list(outcomes)
     shapes = {a: np.shape(outcomes[a]) for a in arms}
     if len(set(shapes.values())) != 1: raise DataError(f"the arms' outcome matrices differ in shape ({shapes}): not paired")
@@ -58,14 +61,16 @@ def bootstrap_means(outcomes: Mapping[str, np.ndarray], groups: Sequence, n_boot
     if len(groups) != E: raise DataError(f"{len(groups)} group labels for {E} episodes")
     cols_of = [np.flatnonzero(groups == g) for g in dict.fromkeys(groups.tolist())]
     rng = np.random.default_rng(seed)
+    xs = {a: np.asarray(outcomes[a], np.float64) for a in arms}
     out = {a: np.empty(n_boot) for a in arms}
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         rows = rng.integers(0, S, (b, S))
         cols = np.concatenate([c[rng.integers(0, len(c), (b, len(c)))] for c in cols_of], 1)
-        for a in arms:
-            x = np.asarray(outcomes[a], np.float64)
-            out[a][start:start + b] = x[rows[:, :, None], cols[:, None, :]].mean((1, 2))
+        counts = np.bincount((np.arange(b)[:, None] * S + rows).ravel(), minlength=b * S).reshape(b, S).astype(np.float64)
+        for a, x in xs.items():
+            out[a][start:start + b] = (x[rows[:, :, None], cols[:, None, :]].mean((1, 2)) if direct
+                                       else np.take_along_axis(counts @ x, cols, 1).sum(1) / (S * E))
     return out
 
 
