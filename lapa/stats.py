@@ -67,10 +67,11 @@ def bootstrap_means(outcomes: Mapping[str, np.ndarray], groups: Sequence, n_boot
         b = min(chunk, n_boot - start)
         rows = rng.integers(0, S, (b, S))
         cols = np.concatenate([c[rng.integers(0, len(c), (b, len(c)))] for c in cols_of], 1)
+        if direct:
+            for a, x in xs.items(): out[a][start:start + b] = x[rows[:, :, None], cols[:, None, :]].mean((1, 2))
+            continue
         counts = np.bincount((np.arange(b)[:, None] * S + rows).ravel(), minlength=b * S).reshape(b, S).astype(np.float64)
-        for a, x in xs.items():
-            out[a][start:start + b] = (x[rows[:, :, None], cols[:, None, :]].mean((1, 2)) if direct
-                                       else np.take_along_axis(counts @ x, cols, 1).sum(1) / (S * E))
+        for a, x in xs.items(): out[a][start:start + b] = np.take_along_axis(counts @ x, cols, 1).sum(1) / (S * E)
     return out
 
 
