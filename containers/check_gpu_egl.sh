@@ -34,7 +34,7 @@ if [[ $name == *.sqsh ]]; then
     [ -f "$name" ] || { echo "check_gpu_egl.sh: $name does not exist" >&2; exit 1; }
     sqsh=$name name=lapa-egl-check-$$
     trap 'enroot remove --force "$name" >/dev/null 2>&1 || true' EXIT
-    enroot create --name "$name" "$sqsh" >/dev/null
+    out=$(enroot create --name "$name" "$sqsh" 2>&1) || { echo "$out" >&2; echo "check_gpu_egl.sh: enroot create failed for $sqsh" >&2; exit 1; }
 fi
 
 # The probe: what EGL finds inside the container, then an episode rendered at two sizes. NVIDIA's EGL library counts
