@@ -285,17 +285,8 @@ elif section == "render":   # MuJoCo through EGL: on the GPU (NVIDIA's EGL libra
     os.environ.setdefault("MUJOCO_GL", "egl"); os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
     res = {"egl_device_id": os.environ.get("MUJOCO_EGL_DEVICE_ID")}
     try:
-        import mujoco
-        from OpenGL import GL
-        from lapa.sim import generate_episode, gl_backend
-        ctx = mujoco.GLContext(64, 64); ctx.make_current()
-        res.update(backend=gl_backend(), vendor=GL.glGetString(GL.GL_VENDOR).decode(), renderer=GL.glGetString(GL.GL_RENDERER).decode())
-        ctx.free()
-        for size in (64, 256):
-            generate_episode("button-press-v3", 0, image_size=size)   # warm-up: model compile, GL context
-            t = time.perf_counter(); ep = generate_episode("button-press-v3", 1, image_size=size); dt = time.perf_counter() - t
-            res[f"{size}px"] = {"frames": len(ep.frames), "seconds": round(dt, 3), "frames_per_s": round(len(ep.frames) / dt, 1),
-                                "std": round(float(ep.frames.std()), 2)}
+        from lapa.sim import render_check
+        res.update(render_check())
     except Exception as e: res["error"] = repr(e)[:2000]
     save("render", res)
 

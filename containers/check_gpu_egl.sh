@@ -17,9 +17,9 @@ hook among them):
   2. with NVIDIA_DRIVER_CAPABILITIES=compute,utility, the control: NVIDIA's hook mounts no graphics library, so
      NVIDIA's EGL library is absent and EGL falls back to Mesa (llvmpipe, on the CPU) or fails.
 Each start prints one JSON line: NVIDIA's EGL libraries in the container, MuJoCo's GL backend, the GL vendor and
-renderer, and the frames per second of an episode at 64 and 256 px. NVIDIA's hook takes NVIDIA_DRIVER_CAPABILITIES
-from the calling environment before the image's, so the first start runs without it. Exit 0 when both starts are
-as above, 1 when not, 2 on a usage error.
+renderer, and (first start) the frames per second of an episode at 64 and 256 px. NVIDIA's hook takes
+NVIDIA_DRIVER_CAPABILITIES from the calling environment before the image's, so the first start runs without it.
+Exit 0 when both starts are as above, 1 when not, 2 on a usage error.
 USAGE
 }
 
@@ -37,30 +37,18 @@ if [[ $name == *.sqsh ]]; then
     out=$(enroot create --name "$name" "$sqsh" 2>&1) || { echo "$out" >&2; echo "check_gpu_egl.sh: enroot create failed for $sqsh" >&2; exit 1; }
 fi
 
-# The probe: what EGL finds inside the container, then an episode rendered at two sizes. NVIDIA's EGL library counts
-# when it holds something: a start leaves the empty files its hook mounted over in a container that is started again.
+# The probe: what EGL finds inside the container, then an episode rendered at each size given (the control renders none).
+# NVIDIA's EGL library counts when it holds something: a start leaves the empty files its hook mounted over in a
+# container that is started again.
 probe='
-import glob, json, os, time
+import glob, json, os, sys
 res = {"capabilities": os.environ.get("NVIDIA_DRIVER_CAPABILITIES"),
        "nvidia_egl": sorted(p for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")
                             for p in glob.glob(d + "/libEGL_nvidia.so.*.*") if os.path.getsize(p) > 0),
        "mounted_by_hook": sorted({line.split()[4] for line in open("/proc/self/mountinfo") if "libEGL_nvidia" in line})}
 try:
-    import mujoco
-    from OpenGL import GL
-    from lapa.sim import generate_episode, gl_backend
-    ctx = mujoco.GLContext(64, 64)
-    ctx.make_current()
-    res.update(backend=gl_backend(), vendor=GL.glGetString(GL.GL_VENDOR).decode(),
-               renderer=GL.glGetString(GL.GL_RENDERER).decode())
-    ctx.free()
-    for size in (64, 256):
-        generate_episode("button-press-v3", 0, image_size=size)   # warm-up: the model and the GL context
-        t = time.perf_counter()
-        ep = generate_episode("button-press-v3", 1, image_size=size)
-        dt = time.perf_counter() - t
-        res[f"{size}px"] = {"frames": len(ep.frames), "frames_per_s": round(len(ep.frames) / dt, 1),
-                            "std": round(float(ep.frames.std()), 2)}
+    from lapa.sim import render_check
+    res.update(render_check(sizes=[int(a) for a in sys.argv[1:]]))
 except Exception as e:
     res["error"] = repr(e)[:500]
 print(json.dumps(res))'
@@ -69,7 +57,7 @@ start() {   # start [CAPABILITIES]: run the probe, print its JSON line (empty wh
     # Enroot's NVIDIA hook takes NVIDIA_DRIVER_CAPABILITIES from the calling environment before the image's: unset it
     # for the image's own, or set it (and hand it into the container) for the control.
     if [ $# -eq 0 ]; then
-        env -u NVIDIA_DRIVER_CAPABILITIES enroot start "$name" python3 -c "$probe" | tail -1
+        env -u NVIDIA_DRIVER_CAPABILITIES enroot start "$name" python3 -c "$probe" 64 256 | tail -1
     else
         NVIDIA_DRIVER_CAPABILITIES=$1 enroot start --env NVIDIA_DRIVER_CAPABILITIES "$name" python3 -c "$probe" | tail -1
     fi

@@ -38,8 +38,8 @@ __all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TA
            'INDEX_NAME', 'EPISODE_FOLDERS', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task',
            'resolve_tasks', 'RenderQuality', 'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id',
            'generate_episode', 'generate_episodes', 'save_episodes', 'read_episode_index', 'shuffled_rows',
-           'load_episodes', 'time_rendering', 'find_videos', 'centre_crop_resize', 'read_video', 'video_episode_id',
-           'episodes_from_videos']
+           'load_episodes', 'time_rendering', 'render_check', 'find_videos', 'centre_crop_resize', 'read_video',
+           'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
 INSTRUCTIONS: dict[str, str] = {
@@ -547,6 +547,26 @@ def time_rendering(task: str = "push-v3", sizes: Sequence[int] = (64, 96, 128, 2
             rows.append(dict(backend=os.environ.get("MUJOCO_GL"), quality=quality, size=size,
                              ms_per_frame=round(1000 * spent / frames, 2)))
     return rows
+
+# %% ../nbs/10_sim.ipynb #rcheck01c
+def render_check(task: str = "button-press-v3", sizes: Sequence[int] = (64, 256), seed: int = 1) -> dict:
+    "This process's GL backend, vendor and renderer, and one expert episode of `task` timed at each image size."
+    import mujoco
+    backend = gl_backend()
+    if backend in ("egl", "osmesa"): os.environ.setdefault("PYOPENGL_PLATFORM", backend)   # before PyOpenGL loads
+    from OpenGL import GL
+    ctx = mujoco.GLContext(64, 64)
+    ctx.make_current()
+    try: res = dict(backend=backend, vendor=GL.glGetString(GL.GL_VENDOR).decode(), renderer=GL.glGetString(GL.GL_RENDERER).decode())
+    finally: ctx.free()
+    for size in sizes:
+        generate_episode(task, seed + 1, image_size=size)   # warm-up: model compilation, the renderer's context
+        t0 = time.perf_counter()
+        ep = generate_episode(task, seed, image_size=size)
+        dt = time.perf_counter() - t0
+        res[f"{size}px"] = dict(frames=len(ep.frames), seconds=round(dt, 3), frames_per_s=round(len(ep.frames) / dt, 1),
+                                std=round(float(ep.frames.std()), 2))
+    return res
 
 # %% ../nbs/10_sim.ipynb #3c3a4093
 VIDEO_SUFFIXES = (".mp4", ".webm", ".gif", ".mov", ".mkv", ".avi")
