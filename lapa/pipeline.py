@@ -24,7 +24,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from .config import RUN_RECORD, neutral_defaults, record_run, redacted
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
-from .report import ARM_NAMES, run_report_notebook, write_report
+from .outcomes import ARM_NAMES
+from .report import run_report_notebook, write_report
 from .stages import STAGES, stage_out
 from .train import run_relative
 

@@ -14,23 +14,18 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig
 
-from .core import ConfigError, DataError, atomic_write, file_sha256, get_logger, read_json, write_json
+from .core import ConfigError, DataError, atomic_write, get_logger, read_json, write_json
+from .outcomes import ARM_NAMES, EXPERT_EVAL, arm_rates, compare_arms, outcomes_record, pct_text, rate_text
 
 log = get_logger("lapa.report")
 
 # %% auto #0
-__all__ = ['log', 'ARM_NAMES', 'EXPERT_EVAL', 'DATA_OUTPUTS', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series',
-           'arm_outcomes', 'arm_rates', 'compare_arms', 'outcomes_record', 'load_outcomes', 'pool_outcomes',
-           'success_figure', 'scaling_figure', 'curves_figure', 'report_markdown', 'video_run_markdown', 'pool_summary',
-           'pool_markdown', 'read_runs', 'cli_report_pool', 'pool_figure', 'task_outcomes', 'pool_by_task',
-           'pool_task_markdown', 'pool_task_figure', 'pool_task_balanced', 'compare_reruns', 'rerun_markdown',
-           'rerun_inputs', 'rerun_inputs_markdown', 'cli_report_rerun', 'average_runs', 'group_reruns', 'write_report',
-           'report_parts', 'show_report', 'run_report_notebook']
+__all__ = ['log', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'success_figure', 'scaling_figure',
+           'curves_figure', 'report_markdown', 'video_run_markdown', 'write_report', 'report_parts', 'show_report',
+           'run_report_notebook']
 
-# %% ../nbs/80a_report.ipynb #d0a1b2c8
-ARM_NAMES = {"scratch": "scratch", "lapa": "LAPA", "action_vla": "ActionVLA", "low_level": "LAPA (hierarchical)",
-             "low_level_scratch": "scratch (hierarchical)", "expert": "expert"}
-EXPERT_EVAL = "eval/expert/test"   # the folder of the pipeline's eval_expert stage, in a run folder
+# %% ../nbs/80a_report.ipynb #repnb0c
+REPORT_NOTEBOOK = "81_run_report"   # the chapter that shows a run's report, executed into the run folder
 
 # %% ../nbs/80a_report.ipynb #264a4e5a
 def read_csv_metrics(stage_dir: Path) -> list[dict]:
@@ -66,132 +61,6 @@ def arm_outcomes(cfg: DictConfig, n: int | None = None, seeds: list[int] | None 
         out[arm] = dict(matrix=m, keys=keys, seeds=[s for s, _ in found], results=[r for _, r in found])
     return out
 
-# %% ../nbs/80a_report.ipynb #c7911b07
-def _successes(m: np.ndarray) -> int | float:
-    "The successes in an outcome matrix: a count, or for averaged runs (`average_runs`) a fraction to two decimals."
-    k = float(np.sum(m))
-    return int(k) if k.is_integer() else round(k, 2)
-
-
-def _rate_of(m: np.ndarray) -> dict:
-    "The successes, episodes and success rate of an outcome matrix, with the rate's Wilson 95% interval."
-    from lapa.stats import wilson_interval
-    k, n = _successes(m), int(m.size)
-    return dict(successes=k, episodes=n, rate=float(m.mean()), ci=wilson_interval(k, n))
-
-
-def arm_rates(o: dict) -> dict:
-    "One arm's success with its Wilson interval, overall, per task and per training seed, from `{matrix, keys, seeds}`."
-    m, keys = o["matrix"], o["keys"]
-    tasks = {t: _rate_of(m[:, [i for i, (tt, _) in enumerate(keys) if tt == t]]) for t in dict.fromkeys(t for t, _ in keys)}
-    return dict(_rate_of(m), tasks=tasks, seeds=o["seeds"], per_seed=[float(r) for r in m.mean(1)])
-
-
-def _paired_bootstrap(outcomes: dict[str, dict], n_boot: int, seed: int):
-    "The shared bootstrap of arms evaluated on the same training seeds and test episodes (None unless there are two)."
-    from lapa.stats import bootstrap_means
-    if len(outcomes) < 2: return None
-    first = next(iter(outcomes.values()))
-    if any(o["keys"] != first["keys"] or o["seeds"] != first["seeds"] for o in outcomes.values()): return None
-    mats = {a: o["matrix"] for a, o in outcomes.items()}
-    return bootstrap_means(mats, [t for t, _ in first["keys"]], n_boot=n_boot, seed=seed), mats
-
-
-def _main_comparisons(boot: dict, mats: dict, level: float = 0.95) -> tuple[dict, dict | None]:
-    "The paired differences of the three arms present in `mats` (against scratch, and LAPA - ActionVLA) and the gap share."
-    from lapa.stats import gap_share_interval, paired_difference
-    diffs = {f"{a} - {b}": paired_difference(boot, mats, a, b, level)
-             for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if a in mats and b in mats}
-    return diffs, gap_share_interval(boot, mats, level=level) if {"lapa", "scratch", "action_vla"} <= set(mats) else None
-
-
-def compare_arms(outcomes: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
-    """Rates with Wilson intervals per arm (overall and per task), paired differences (LAPA and ActionVLA against
-    scratch, LAPA - ActionVLA, the hierarchical pair) and the gap share."""
-    from lapa.stats import paired_difference
-    out = dict(rates={arm: arm_rates(o) for arm, o in outcomes.items()}, differences={}, gap_share=None)
-    main = {a: outcomes[a] for a in ("scratch", "lapa", "action_vla") if a in outcomes}
-    if "scratch" in main and (paired := _paired_bootstrap(main, n_boot, seed)):
-        out["differences"], out["gap_share"] = _main_comparisons(*paired)
-    hier = {a: outcomes[a] for a in ("low_level", "low_level_scratch") if a in outcomes}
-    if paired := _paired_bootstrap(hier, n_boot, seed):
-        boot, mats = paired
-        out["differences"]["low_level - low_level_scratch"] = paired_difference(boot, mats, "low_level", "low_level_scratch")
-    return out
-
-# %% ../nbs/80a_report.ipynb #outc01c
-def outcomes_record(outcomes: dict[str, dict], source: str, labelled_episodes_per_task: int) -> dict:
-    "The JSON-ready form of `arm_outcomes`: per arm its training seeds, `(task, test seed)` keys and 0/1 successes."
-    if bad := [a for a, o in outcomes.items() if not np.isin(np.asarray(o["matrix"]), (0, 1)).all()]:
-        raise DataError(f"arms {bad} hold outcomes other than 0/1 (runs averaged by average_runs?): keep the runs' own outcomes instead")
-    arms = {a: dict(seeds=[int(s) for s in o["seeds"]], keys=[[str(t), int(s)] for t, s in o["keys"]],
-                    successes=np.asarray(o["matrix"]).astype(int).tolist()) for a, o in outcomes.items()}
-    return dict(source=source, labelled_episodes_per_task=int(labelled_episodes_per_task), arms=arms)
-
-
-def load_outcomes(path: str | os.PathLike) -> dict[str, dict]:
-    "The outcomes in a `report/outcomes.json` (or a file of the same form) as `compare_arms` takes them."
-    d = read_json(Path(path))
-    try:
-        return {a: dict(matrix=np.array(v["successes"], dtype=np.int64), keys=[(str(t), int(s)) for t, s in v["keys"]],
-                        seeds=[int(s) for s in v["seeds"]]) for a, v in d["arms"].items()}
-    except (KeyError, TypeError, ValueError) as e:
-        raise DataError(f"not an outcomes file (arms.<arm>.seeds/keys/successes): {e!r}", path) from e
-
-# %% ../nbs/80a_report.ipynb #pool01c
-def _pooled_arms(runs: list[dict[str, dict]]) -> list[str]:
-    arms = [a for a in ("scratch", "lapa", "action_vla") if runs and all(a in r for r in runs)]
-    if "scratch" not in arms or len(arms) < 2:
-        raise DataError(f"pooling needs scratch and another arm in every run; all {len(runs)} runs share only {arms}")
-    return arms
-
-
-def _run_boots(runs: list[dict[str, dict]], arms: list[str], n_boot: int, seed: int, numbers: list[int] | None = None):
-    """Each run's own paired bootstrap (run i's with seed `seed + numbers[i]`, default `seed + i`): arm -> (runs, n_boot)
-    resampled rates, the runs' episode counts, and arm -> all runs' outcomes in one array."""
-    boots, sizes, flat = [], [], {a: [] for a in arms}
-    for i, run in enumerate(runs):
-        paired = _paired_bootstrap({a: run[a] for a in arms}, n_boot, seed + (numbers[i] if numbers else i))
-        if paired is None: raise DataError(f"run {i}: its arms {arms} were not evaluated on the same training seeds and test episodes")
-        boot, mats = paired
-        boots.append(boot); sizes.append(mats["scratch"].size)
-        for a in arms: flat[a].append(np.ravel(mats[a]))
-    return ({a: np.stack([b[a] for b in boots]) for a in arms}, np.asarray(sizes, np.float64),
-            {a: np.concatenate(flat[a]) for a in arms})
-
-
-def _weighted_boot(boot: dict[str, np.ndarray], weights: np.ndarray, n_boot: int, seed: int, resample: bool) -> dict[str, np.ndarray]:
-    """The `weights`-weighted mean over the units (rows) of each arm's (units, n_boot) resamples; with `resample`, each
-    resample first draws as many units with replacement and takes their own resample of that index."""
-    if not resample: return {a: weights @ b / weights.sum() for a, b in boot.items()}
-    pick = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]).integers(len(weights), size=(n_boot, len(weights)))
-    w = weights[pick]
-    return {a: (w * b[pick, np.arange(n_boot)[:, None]]).sum(1) / w.sum(1) for a, b in boot.items()}
-
-
-def _cluster_level(expanded: bool, resampled: bool, clusters: int) -> float:
-    "The level to read resamples at: 95%, or with `expanded` and resampled clusters, the expanded percentile level."
-    from lapa.stats import expanded_level
-    return expanded_level(clusters) if expanded and resampled else 0.95
-
-
-def pool_outcomes(runs: list[dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_runs: bool = False,
-                  expanded: bool = False) -> dict:
-    """Scratch, LAPA and ActionVLA pooled over `runs` (each `arm -> outcomes`, as `compare_arms` takes them): pooled
-    rates with Wilson intervals, paired differences and the gap share from resamples drawn within each run (and, with
-    `resample_runs`, of the runs themselves first; `expanded` then widens the intervals for the number of runs)."""
-    boots = _run_boots(runs, _pooled_arms(runs), n_boot, seed)
-    return _pool_from_boots(boots, n_boot, seed, resample_runs, _cluster_level(expanded, resample_runs, len(runs)))
-
-
-def _pool_from_boots(boots: tuple, n_boot: int, seed: int, resample_runs: bool, level: float) -> dict:
-    "`pool_outcomes` from the runs' own resamples (`_run_boots`), so several pools of the same runs bootstrap each run once."
-    boot, sizes, mats = boots
-    boot = _weighted_boot(boot, sizes, n_boot, seed, resample_runs)
-    rates = {a: _rate_of(m) for a, m in mats.items()}
-    diffs, gap = _main_comparisons(boot, mats, level)
-    return dict(runs=len(sizes), runs_resampled=resample_runs, level=level, rates=rates, differences=diffs, gap_share=gap)
-
 # %% ../nbs/80a_report.ipynb #3346df94
 def _save_png(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
@@ -217,7 +86,7 @@ def success_figure(rates: dict[str, dict], title: str = ""):
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1)); fig.tight_layout()
     return fig
 
-
+# %% ../nbs/80a_report.ipynb #repfig2c
 def scaling_figure(points: dict[str, list[tuple[int, dict]]]):
     "Success against labelled episodes per task for each arm, with Wilson 95% intervals."
     import matplotlib.pyplot as plt
@@ -232,7 +101,7 @@ def scaling_figure(points: dict[str, list[tuple[int, dict]]]):
     ax.legend(fontsize=8); ax.set_title("label scaling", fontsize=9); fig.tight_layout()
     return fig
 
-
+# %% ../nbs/80a_report.ipynb #repfig3c
 def curves_figure(cfg: DictConfig):
     "LAQ reconstruction vs the copy-frame baseline, the two pretraining losses, and the fine-tuning losses of every arm."
     import matplotlib.pyplot as plt
@@ -262,12 +131,6 @@ def curves_figure(cfg: DictConfig):
     return fig
 
 # %% ../nbs/80a_report.ipynb #5ef5cea8
-def _pct(x) -> str: return "n/a" if x is None else f"{100 * x:.0f}%"
-
-
-def _rate(r: dict) -> str: return f"{_pct(r['rate'])} [{_pct(r['ci'][0])}, {_pct(r['ci'][1])}] ({r['successes']}/{r['episodes']})"
-
-
 def _diff(d: dict) -> str:
     return (f"{100 * d['estimate']:+.1f} points [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
             + (" (significant)" if d["significant"] else " (not significant: the interval contains 0)"))
@@ -298,69 +161,7 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
               f"| what a policy sees | the {cfg.data.sim.image_size} px image, the instruction, the state view `{cfg.observation.state}` |", ""]
     return lines
 
-
-def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = None) -> tuple[str, dict]:
-    """The text of `report.md` and the numbers it shows; `times`: the wall time of each kind of stage (`lapa.pipeline.stage_times`);
-    `outcomes`: the arms' test episodes (`arm_outcomes`, read from the run when not given)."""
-    from lapa.stats import outcome_matrix
-    rd = Path(cfg.run_dir)
-    b = cfg.benchmark
-    gen, vid = _read(Path(cfg.data.out_dir) / "generation.json"), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
-    expert = _read(rd / EXPERT_EVAL / "results.json")
-    lines = [f"# LAPA pipeline report: `{cfg.name}`", ""]
-    if b.demonstration:
-        lines += ["> **A demonstration, not a test of the claim.** This run shows the whole path at a size that finishes in minutes; "
-                  "with its few seeds and episodes the intervals below are wide. `lapa pipeline experiment=fewshot` runs the "
-                  "benchmark protocol.", ""]
-    lines += [f"Run folder `{rd}`. The arms differ only in the checkpoint their fine-tuning starts from; all are evaluated "
-              "closed loop on the same test seeds.", ""]
-    lines += _protocol_lines(cfg, gen, vid, expert)
-    numbers: dict = {"protocol": {"tasks": list(dict.fromkeys(r["task"] for r in expert.get("episodes", []))), "seeds": list(b.seeds),
-                                  "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}}
-
-    cmp = compare_arms(arm_outcomes(cfg) if outcomes is None else outcomes, n_boot=int(b.bootstrap))
-    main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}
-    if expert: cmp["rates"]["expert"] = arm_rates(dict(zip(("matrix", "keys"), outcome_matrix([expert["episodes"]])), seeds=[0]))
-    numbers.update(rates=cmp["rates"], differences=cmp["differences"], gap_share=cmp["gap_share"])
-    lines += ["## Closed-loop success", "", "Success with its Wilson 95% interval (successes / episodes, all training seeds pooled).", "",
-              "| arm | success | per training seed |", "|---|---|---|"]
-    for a, r in cmp["rates"].items():
-        per = ", ".join(_pct(x) for x in r.get("per_seed", [])) if a != "expert" else "-"
-        lines.append(f"| {ARM_NAMES.get(a, a)} | {_rate(r)} | {per} |")
-    if main:
-        tasks = list(next(iter(main.values()))["tasks"])
-        shown = [a for a in cmp["rates"]]
-        lines += ["", "Per task:", "", "| task | " + " | ".join(ARM_NAMES.get(a, a) for a in shown) + " |", "|---|" + "---|" * len(shown)]
-        for t in tasks:
-            cells = [cmp["rates"][a]["tasks"].get(t) for a in shown]
-            lines.append(f"| {t} | " + " | ".join(f"{_pct(c['rate'])} ({c['successes']}/{c['episodes']})" if c else "-" for c in cells) + " |")
-        lines += ["", "![success](report/success.png)", ""]
-    if cmp["differences"]:
-        lines += ["### Paired differences", "", "Paired bootstrap over training seeds and test episodes (within each task), "
-                  f"{int(b.bootstrap)} resamples, 95% intervals.", ""]
-        for k, d in cmp["differences"].items():
-            a, _, c = k.partition(" - ")
-            lines.append(f"- **{ARM_NAMES.get(a, a)} - {ARM_NAMES.get(c, c)}**: {_diff(d)}")
-        g = cmp["gap_share"]
-        if g is not None:
-            lines += ["", "**Gap closed by LAPA**, (LAPA - scratch) / (ActionVLA - scratch): " +
-                      (f"**{g['estimate']:.2f}** [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else f"undefined ({g['reason']})")]
-        lines.append("")
-    scaling = _scaling(cfg)
-    numbers["label_scaling"] = {a: {str(n): r for n, r in pts} for a, pts in scaling.items()}
-    if any(len(p) > 1 for p in scaling.values()):
-        ks = sorted({n for p in scaling.values() for n, _ in p})
-        lines += ["## Label scaling", "", f"Training seeds {list(b.label_scaling_seeds)}; the test seeds of the scaling runs "
-                  "(the first `benchmark.label_scaling_episodes_per_task` of the protocol's).", "",
-                  "| arm | " + " | ".join(f"{k} per task" for k in ks) + " |", "|---|" + "---|" * len(ks)]
-        for a, pts in scaling.items():
-            d = dict(pts)
-            lines.append(f"| {ARM_NAMES.get(a, a)} | " + " | ".join(_rate(d[k]) if k in d else "-" for k in ks) + " |")
-        lines += ["", "![scaling](report/scaling.png)", ""]
-    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _latency_lines(cfg, numbers) + _notebook_lines(cfg)
-    return "\n".join(lines), numbers
-
-
+# %% ../nbs/80a_report.ipynb #repmd1c
 def _stage_lines(times: list[dict], numbers: dict) -> list[str]:
     "The stages' table (runs finished, wall time) and the training curves' figure."
     numbers["stage_seconds"] = {r["stage"]: r["seconds"] for r in times}
@@ -383,354 +184,6 @@ def _notebook_lines(cfg: DictConfig) -> list[str]:
              ["None in this run folder (`lapa nb run NOTEBOOK run_dir=...` executes a stage's notebook into it)."]
     if stale: lines.append(f"- (`{report_nb.relative_to(rd)}` shows an earlier report: this one ran with `pipeline.notebook=false`)")
     return lines + [""]
-
-
-def video_run_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
-    """The text of `report.md` and its numbers for a run without an actions view (`data=videos`): the video pool, LAQ
-    and LAPA's pretraining. Without actions there is no labelled subset, fine-tuning or closed-loop evaluation."""
-    rd, vid = Path(cfg.run_dir), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
-    splits = vid.get("splits") or {}
-    clips = {k: len(s.get("episodes", [])) for k, s in splits.items()}
-    pairs = {k: s.get("num_samples") for k, s in splits.items()}
-    tasks = sorted({e["task"] for s in splits.values() for e in s.get("episodes", [])})
-    numbers = {"videos": clips, "pairs": pairs, "tasks": tasks}
-    split_text = lambda d: ", ".join(f"{k} {v}" for k, v in d.items()) or "?"
-    lines = [f"# LAPA pipeline report: `{cfg.name}`", "",
-             f"Run folder `{rd}`: latent pretraining on action-free episodes (`data.source={cfg.data.source.value}`, views "
-             f"{list(cfg.data.shard.views)}): LAQ, the latent labels and LAPA's pretraining. Without actions there is no "
-             "labelled subset, fine-tuning or closed-loop evaluation here; fine-tune `foundation/model` on labelled episodes "
-             "with `lapa foundation finetune finetune.init=DIR`.", "",
-             "## Data", "", "| | |", "|---|---|",
-             f"| episodes | {split_text(clips)} ({len(tasks)} tasks: {', '.join(tasks[:8])}{', ...' if len(tasks) > 8 else ''}) |",
-             f"| frame pairs | {split_text(pairs)} |",
-             f"| frames | {'x'.join(map(str, vid.get('image_size', ['?'])))} px at {vid.get('fps', '?')} fps, pairs "
-             f"{vid.get('frame_gap_s', '?')} s apart |", ""]
-    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _notebook_lines(cfg)
-    return "\n".join(lines), numbers
-
-# %% ../nbs/80a_report.ipynb #poolcli1c
-def _outcomes_path(path: Path) -> Path:
-    return path / "report" / "outcomes.json" if path.is_dir() else path
-
-
-def _cell(d: dict | None) -> str:
-    return "-" if d is None else f"{100 * d['estimate']:+.1f} [{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
-
-
-def _gap_cell(g: dict | None) -> str:
-    return "-" if g is None else f"{g['estimate']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else "undefined"
-
-
-def _pool_views(summary: dict, expanded: bool = False) -> list[tuple[str, dict]]:
-    "The pools of `pool_summary` to show: held fixed, resampled, and (with `expanded`) resampled with the expanded interval."
-    views = [("runs held fixed (how precisely these runs measure their average)", summary["fixed"])]
-    if summary["resampled"]: views.append(("runs resampled too (for a run yet to come)", summary["resampled"]))
-    return views + ([("the same, interval expanded for the number of runs", summary["expanded"])] if expanded and summary.get("expanded") else [])
-
-
-def pool_summary(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict:
-    """Each of `runs` (name -> outcomes) compared alone, and the pool with the runs held fixed and (two or more) resampled
-    too, plainly and with the interval expanded for the number of runs."""
-    outcomes = list(runs.values())
-    arms = _pooled_arms(outcomes)
-    boots = _run_boots(outcomes, arms, n_boot, seed)   # each run bootstrapped once for the three pools
-    drawn = {k: _pool_from_boots(boots, n_boot, seed, True, _cluster_level(x, True, len(runs))) if len(runs) > 1 else None
-             for k, x in (("resampled", False), ("expanded", True))}
-    return dict(runs={name: compare_arms({a: o[a] for a in arms}, n_boot, seed) for name, o in runs.items()},
-                fixed=_pool_from_boots(boots, n_boot, seed, False, 0.95), **drawn, n_boot=n_boot)
-
-
-def pool_markdown(summary: dict) -> str:
-    "`pool_summary` as markdown: a row per run, the pooled rates, and the comparisons with the runs held fixed and resampled."
-    arms = list(summary["fixed"]["rates"])
-    lines = [f"# {len(summary['runs'])} runs pooled", "", "| run | " + " | ".join(ARM_NAMES.get(a, a) for a in arms) +
-             " | LAPA - scratch | gap share |", "|---|" + "---|" * (len(arms) + 2)]
-    for name, c in summary["runs"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{_pct(c['rates'][a]['rate'])} ({c['rates'][a]['successes']}/{c['rates'][a]['episodes']})"
-                                                 for a in arms) +
-                     f" | {_cell(c['differences'].get('lapa - scratch'))} | {_gap_cell(c['gap_share'])} |")
-    lines += ["", "Pooled: " + "; ".join(f"{ARM_NAMES.get(a, a)} {_rate(r)}" for a, r in summary["fixed"]["rates"].items()) + ".", "",
-              f"Paired bootstrap, {summary['n_boot']} resamples, 95% intervals, in points (the gap share as a fraction):", "",
-              *_comparison_table("pooled", _pool_views(summary, expanded=True))]
-    return "\n".join(lines) + "\n"
-
-
-def _comparison_table(head: str, views: list[tuple[str, dict]]) -> list[str]:
-    "Markdown rows: for each (label, pooled result) the three comparisons and the gap share."
-    comparisons = ("lapa - scratch", "action_vla - scratch", "lapa - action_vla")
-    lines = [f"| {head} | " + " | ".join(k.replace("action_vla", "ActionVLA").replace("lapa", "LAPA") for k in comparisons) +
-             " | gap share |", "|---|" + "---|" * (len(comparisons) + 1)]
-    return lines + [f"| {label} | " + " | ".join(_cell(p["differences"].get(k)) for k in comparisons) + f" | {_gap_cell(p['gap_share'])} |"
-                    for label, p in views]
-
-
-def read_runs(paths: list[str], verb: str = "pool") -> dict[str, dict[str, dict]]:
-    """The outcomes of run folders (their report/outcomes.json) or outcomes files, by name (a folder's name, a file's
-    stem; a repeated name gets its position); `verb` names the `lapa report` verb in the errors."""
-    runs = {}
-    for a in paths:
-        if not Path(a).exists(): raise ConfigError(f"lapa report {verb}: {a}: no such run folder or outcomes file")
-        path = _outcomes_path(Path(a))
-        if not path.is_file(): raise DataError("no outcomes here: a pipeline run folder (report/outcomes.json) or an outcomes file", path)
-        name = Path(a).name if Path(a).is_dir() else path.stem
-        runs[name if name not in runs else f"{name} ({len(runs) + 1})"] = load_outcomes(path)
-    return runs
-
-
-def cli_report_pool(cfg: DictConfig | None, args: list[str] | None = None) -> int:
-    """`lapa report pool [--by-task] [--average-reruns] RUN ...`: print the pooled comparison of run folders (their
-    report/outcomes.json) or outcomes files; `--by-task` adds a table of each task pooled over the runs that evaluated
-    it; `--average-reruns` first averages the runs of one protocol (same training seeds and test episodes) into one."""
-    args = list(args or [])
-    flags = {f for f in ("--by-task", "--average-reruns") if f in args}
-    args = [a for a in args if a not in flags]
-    if not args: raise ConfigError("name the runs to pool: lapa report pool [--by-task] [--average-reruns] RUN_DIR|OUTCOMES.json ...")
-    runs = read_runs(args, "pool")
-    if "--average-reruns" in flags: runs = group_reruns(runs)
-    by_task = "--by-task" in flags
-    try:
-        print(pool_markdown(pool_summary(runs)), end="")
-        if by_task:
-            print("\nEach task pooled over the runs that evaluated it (runs held fixed; descriptive, not corrected for the "
-                  "number of tasks):\n\n" + pool_task_markdown(pool_by_task(runs)), end="")
-            views = [(f"tasks {how}", pool_task_balanced(runs, resample_tasks=r, expanded=x))
-                     for how, r, x in (("held fixed", False, False), ("resampled too", True, False),
-                                       ("resampled too, interval expanded for their number", True, True))]
-            print("\nEach task weighed equally:\n\n" + "\n".join(_comparison_table("one weight per task", views)) + "\n", end="")
-    except DataError as e: raise DataError(f"{e} (runs in the order given: {', '.join(runs)})") from None
-    return 0
-
-# %% ../nbs/80a_report.ipynb #poolfig1c
-def pool_figure(summary: dict, paper: tuple[float, float] | None = (0.76, 0.79), more_pools: dict[str, dict] | None = None):
-    """LAPA - scratch (points) and the gap share of each run of `pool_summary` and of the pool, with their 95% intervals;
-    `more_pools` (label -> a pooled result, e.g. `pool_task_balanced`'s) adds rows after the pool's."""
-    import matplotlib.pyplot as plt
-    rows = [(name, c["differences"].get("lapa - scratch"), c["gap_share"]) for name, c in summary["runs"].items()]
-    pools = [(label.split(" (")[0], p) for label, p in _pool_views(summary)] + list((more_pools or {}).items())
-    rows += [(f"pooled, {label}", p["differences"].get("lapa - scratch"), p["gap_share"]) for label, p in pools]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.32 * len(rows) + 1.4), sharey=True)
-    y = np.arange(len(rows))[::-1]
-    for ax, i, scale in ((axes[0], 1, 100), (axes[1], 2, 1)):
-        for yi, row in zip(y, rows):
-            d = row[i]
-            if d is None or not d.get("defined", True): continue
-            pooled = row[0].startswith("pooled")
-            ax.errorbar(scale * d["estimate"], yi, xerr=[[scale * (d["estimate"] - d["lo"])], [scale * (d["hi"] - d["estimate"])]],
-                        fmt="D" if pooled else "o", color="C3" if pooled else "C0", capsize=2, ms=5 if pooled else 4)
-    axes[0].axvline(0, color="grey", lw=0.8); axes[0].set_xlabel("LAPA - scratch (points)")
-    axes[1].axvline(0.5, color="grey", lw=0.8, ls=":")
-    if paper: axes[1].axvspan(*paper, color="C2", alpha=0.2, label=f"paper {paper[0]:.2f}-{paper[1]:.2f}"); axes[1].legend(fontsize=7, loc="lower right")
-    shares = [v for _, _, g in rows if g and g.get("defined") for v in (g["lo"], g["hi"])]
-    if shares and (max(shares) > 2 or min(shares) < -1):   # a run with a barely significant ActionVLA gain: cut the axis, say so
-        axes[1].set_xlim(max(-1, min(shares)) - 0.05, min(2, max(shares)) + 0.05)
-        axes[1].set_xlabel("gap share (axis cut to [-1, 2])")
-    else: axes[1].set_xlabel("gap share")
-    axes[0].set_yticks(y, [r[0] for r in rows], fontsize=8)
-    fig.tight_layout()
-    return fig
-
-# %% ../nbs/80a_report.ipynb #pooltask1c
-def task_outcomes(outcomes: dict[str, dict], tasks: str | set[str]) -> dict[str, dict]:
-    "Every arm's outcomes on the test episodes of `tasks` (one task, or a set) alone."
-    keep = {tasks} if isinstance(tasks, str) else set(tasks)
-    out = {}
-    for arm, o in outcomes.items():
-        cols = [i for i, (t, _) in enumerate(o["keys"]) if t in keep]
-        out[arm] = dict(o, matrix=np.asarray(o["matrix"])[:, cols], keys=[o["keys"][i] for i in cols])
-    return out
-
-
-def _task_runs(runs: list[dict[str, dict]]) -> dict[str, list[int]]:
-    "Each task of `runs` (sorted) with the indices of the runs that evaluated it."
-    tasks = sorted({t for o in runs for t, _ in o["scratch"]["keys"]})
-    return {task: [i for i, o in enumerate(runs) if any(t == task for t, _ in o["scratch"]["keys"])] for task in tasks}
-
-
-def pool_by_task(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0) -> dict[str, dict]:
-    """Each task of `runs` (name -> outcomes) pooled over the runs that evaluated it, the runs held fixed: task ->
-    `pool_outcomes`' result with `names` (those runs) and `without` (the pool of every run without that task, None
-    when nothing is left): where the effect lies, and how much one task carries the pool. One 95% interval per task,
-    not corrected for the others."""
-    names, outcomes = list(runs), list(runs.values())
-    _pooled_arms(outcomes)   # every run has scratch and another arm, or a named error
-    task_runs, out = _task_runs(outcomes), {}
-    for task, numbers in task_runs.items():
-        rest = [task_outcomes(o, set(task_runs) - {task}) for o in outcomes if any(t != task for t, _ in o["scratch"]["keys"])]
-        out[task] = dict(pool_outcomes([task_outcomes(outcomes[i], task) for i in numbers], n_boot, seed), names=[names[i] for i in numbers],
-                         without=pool_outcomes(rest, n_boot, seed) if rest else None)
-    return out
-
-
-def pool_task_markdown(by_task: dict[str, dict]) -> str:
-    "`pool_by_task` as a markdown table: a row per task with its runs, pooled rates and comparisons."
-    lines = ["| task | runs | scratch | LAPA | ActionVLA | LAPA - scratch | ActionVLA - scratch | gap share | the pool without it: "
-             "LAPA - scratch | gap share |", "|---|" + "---|" * 9]
-    for task, p in by_task.items():
-        r = p["rates"]
-        lines.append(f"| {task} | {len(p['names'])} | " + " | ".join(f"{_pct(r[a]['rate'])} ({r[a]['successes']}/{r[a]['episodes']})"
-                                                                  if a in r else "-" for a in ("scratch", "lapa", "action_vla")) +
-                     f" | {_cell(p['differences'].get('lapa - scratch'))} | {_cell(p['differences'].get('action_vla - scratch'))}"
-                     f" | {_gap_cell(p['gap_share'])} | {_cell((p['without'] or {}).get('differences', {}).get('lapa - scratch'))}"
-                     f" | {_gap_cell((p['without'] or {}).get('gap_share'))} |")
-    return "\n".join(lines) + "\n"
-
-
-def pool_task_figure(by_task: dict[str, dict], summary: dict, more_pools: dict[str, dict] | None = None):
-    """`pool_figure` with a row per task of `pool_by_task` (its number of runs in brackets), then the pools of
-    `pool_summary` and `more_pools`."""
-    return pool_figure({**summary, "runs": {f"{task} ({len(p['names'])})": p for task, p in by_task.items()}}, more_pools=more_pools)
-
-# %% ../nbs/80a_report.ipynb #poolbal1c
-def pool_task_balanced(runs: dict[str, dict[str, dict]], n_boot: int = 10_000, seed: int = 0, resample_tasks: bool = False,
-                       expanded: bool = False) -> dict:
-    """Scratch, LAPA and ActionVLA averaged over the tasks of `runs` (name -> outcomes) with one weight per task, each
-    task first pooled over the runs that evaluated it: rates with bootstrap intervals, the paired differences and the gap
-    share; with `resample_tasks` the tasks are drawn with replacement too (`expanded`: intervals widened for their number)."""
-    from lapa.stats import percentile_interval
-    outcomes = list(runs.values())
-    arms = _pooled_arms(outcomes)
-    task_runs = _task_runs(outcomes)
-    boots, rates = {a: [] for a in arms}, {a: [] for a in arms}
-    for task, numbers in task_runs.items():
-        boot, sizes, mats = _run_boots([task_outcomes(outcomes[i], task) for i in numbers], arms, n_boot, seed, numbers)
-        task_boot = _weighted_boot(boot, sizes, n_boot, seed, False)
-        for a in arms: boots[a].append(task_boot[a]); rates[a].append(float(mats[a].mean()))
-    boot = _weighted_boot({a: np.stack(b) for a, b in boots.items()}, np.ones(len(task_runs)), n_boot, seed, resample_tasks)
-    means = {a: np.array([np.mean(r)]) for a, r in rates.items()}   # the equal-weight rates, as the comparisons read them
-    level = _cluster_level(expanded, resample_tasks, len(task_runs))
-    diffs, gap = _main_comparisons(boot, means, level)
-    return dict(tasks=list(task_runs), tasks_resampled=resample_tasks, level=level,
-                rates={a: dict(rate=float(means[a][0]), ci=percentile_interval(boot[a], level)) for a in arms},
-                differences=diffs, gap_share=gap)
-
-# %% ../nbs/80a_report.ipynb #rerun1c
-def compare_reruns(original: dict[str, dict], rerun: dict[str, dict], n_boot: int = 10_000, seed: int = 0) -> dict:
-    """Two runs of one protocol that differ only upstream (LAQ, VLM, pretrainings), with the same training seeds and test
-    episodes: each run's paired differences and gap share, and their change (rerun - original), from one bootstrap of
-    both runs' arms."""
-    from lapa.stats import gap_share_interval, paired_difference
-    arms = _pooled_arms([original, rerun])
-    runs = {"original": original, "rerun": rerun}
-    paired = _paired_bootstrap({f"{r}/{a}": o[a] for r, o in runs.items() for a in arms}, n_boot, seed)
-    if paired is None:
-        raise DataError("the two runs' arms were not evaluated on the same training seeds and test episodes: not reruns of one protocol")
-    boot, mats = paired
-    pairs = [(a, b) for a, b in (("lapa", "scratch"), ("action_vla", "scratch"), ("lapa", "action_vla")) if {a, b} <= set(arms)]
-    out = {r: dict(differences={f"{a} - {b}": paired_difference(boot, mats, f"{r}/{a}", f"{r}/{b}") for a, b in pairs},
-                   gap_share=gap_share_interval(boot, mats, *(f"{r}/{a}" for a in ("lapa", "scratch", "action_vla")))
-                   if len(arms) == 3 else None) for r in runs}
-    change = {f"{a} - {b}": paired_difference({r: boot[f"{r}/{a}"] - boot[f"{r}/{b}"] for r in runs},
-                                              {r: mats[f"{r}/{a}"] - mats[f"{r}/{b}"] for r in runs}, "rerun", "original")
-              for a, b in pairs}
-    return dict(arms=arms, n_boot=n_boot, **out, change=change)
-
-
-def rerun_markdown(result: dict, names: tuple[str, str] = ("original", "rerun")) -> str:
-    "`compare_reruns` as a markdown table: each run's comparisons and gap share, then their change."
-    views = [(names[0], result["original"]), (names[1], result["rerun"]),
-             (f"change, {names[1]} - {names[0]}", dict(differences=result["change"], gap_share=None))]
-    return (f"Paired bootstrap of both runs' arms together, {result['n_boot']} resamples, 95% intervals, in points:\n\n" +
-            "\n".join(_comparison_table("run", views)) + "\n")
-
-
-# %% ../nbs/80a_report.ipynb #rerun2c
-DATA_OUTPUTS = ("episodes.jsonl", "episodes/*", "*/*.tar", "*/manifest.jsonl", "*/stats.json", "*/dataset.json")
-
-
-def _stage_fingerprint(folder: Path) -> str | None:
-    "The fingerprint a finished pipeline stage recorded in `folder` (None: no record)."
-    record = folder / ".pipeline.json"
-    return read_json(record).get("fingerprint") if record.is_file() else None
-
-
-def _data_outputs(run: Path) -> dict[str, str | Any]:
-    "The data stage's outputs in run folder `run`, by name: a JSON file's content with run paths relative, else its SHA-256."
-    from lapa.train import run_relative
-    data = run / "data"
-    files = sorted({p for pattern in DATA_OUTPUTS for p in data.glob(pattern) if p.is_file()})
-    return {str(p.relative_to(run)): run_relative(read_json(p), run) if p.suffix == ".json" else file_sha256(p) for p in files}
-
-
-def _expert_episodes(run: Path) -> dict[tuple, tuple] | None:
-    path = run / EXPERT_EVAL / "results.json"
-    if not path.is_file(): return None
-    return {(r["task"], r["seed"]): (r["success"], r["steps"]) for r in read_json(path).get("episodes", [])}
-
-
-def rerun_inputs(original: str | os.PathLike, rerun: str | os.PathLike) -> list[dict]:
-    """What two run folders of one protocol must share, compared: the data stage's fingerprint and outputs, and the
-    scripted expert's test episodes. One row per item: `what`, how many were `compared`, the `differing` names
-    (empty: all equal) and `missing` (the item absent from a run: not checked)."""
-    runs = (Path(original), Path(rerun))
-    rows = []
-    for what, folder in (("data stage's fingerprint", "data"), ("expert evaluation's fingerprint", EXPERT_EVAL)):
-        fps = [_stage_fingerprint(r / folder) for r in runs]
-        rows.append(dict(what=what, compared=1, differing=[f"{folder}/.pipeline.json"] if fps[0] != fps[1] else [],
-                         missing=[str(r / folder) for r, fp in zip(runs, fps) if fp is None]))
-    outs = [_data_outputs(r) for r in runs]
-    names = sorted(set(outs[0]) | set(outs[1]))
-    rows.append(dict(what="data outputs", compared=len(names), missing=[str(r / "data") for r, o in zip(runs, outs) if not o],
-                     differing=[n for n in names if outs[0].get(n) != outs[1].get(n)]))
-    eps = [_expert_episodes(r) for r in runs]
-    keys = sorted(set(eps[0] or {}) | set(eps[1] or {}))
-    rows.append(dict(what="expert's test episodes", compared=len(keys),
-                     missing=[str(r / EXPERT_EVAL / "results.json") for r, e in zip(runs, eps) if e is None],
-                     differing=[f"{t} seed {s}" for t, s in keys if (eps[0] or {}).get((t, s)) != (eps[1] or {}).get((t, s))]))
-    for r in rows:
-        if r["missing"]: r["differing"] = []   # nothing to compare against
-    return rows
-
-
-def rerun_inputs_markdown(rows: list[dict]) -> str:
-    "`rerun_inputs` as a list: each item equal, differing (the first few names) or not checked."
-    def line(r):
-        if r["missing"]: return f"- {r['what']}: not checked (absent: {', '.join(r['missing'])})"
-        if not r["differing"]: return f"- {r['what']}: equal ({r['compared']} compared)"
-        more = f" and {len(r['differing']) - 3} more" if len(r["differing"]) > 3 else ""
-        return f"- {r['what']}: **{len(r['differing'])} of {r['compared']} differ** ({', '.join(r['differing'][:3])}{more})"
-    return "What the two runs share:\n\n" + "\n".join(map(line, rows)) + "\n"
-
-
-def cli_report_rerun(cfg: DictConfig | None, args: list[str] | None = None) -> int:
-    """`lapa report rerun ORIGINAL RERUN`: print how a run's comparisons changed when it ran again with other upstream
-    seeds (run folders or outcomes files evaluated on the same training seeds and test episodes); two run folders are
-    first checked to share their data and the expert's evaluation (`rerun_inputs`)."""
-    args = list(args or [])
-    if len(args) != 2: raise ConfigError(f"lapa report rerun takes two runs, the original and its rerun (got {len(args)}): "
-                                         "lapa report rerun RUN_DIR|OUTCOMES.json RUN_DIR|OUTCOMES.json")
-    runs = read_runs(args, "rerun")
-    if all(Path(a).is_dir() for a in args):
-        shared = rerun_inputs(*args)
-        if bad := [r for r in shared if r["differing"]]:
-            raise DataError("the runs differ in what reruns share, so their change is not the upstream seeds' alone: " +
-                            "; ".join(f"{r['what']}: {', '.join(r['differing'][:3])}" for r in bad) +
-                            " (pass their outcomes files to compare them anyway)", args[1])
-        print(rerun_inputs_markdown(shared))
-    names = tuple(runs)
-    print(rerun_markdown(compare_reruns(*runs.values()), names), end="")
-    return 0
-
-# %% ../nbs/80a_report.ipynb #avg1c
-def _protocol(outcomes: dict[str, dict]) -> tuple:
-    "What reruns of one protocol share: each arm with its training seeds and test episodes."
-    return tuple(sorted((a, tuple(o["seeds"]), tuple(map(tuple, o["keys"]))) for a, o in outcomes.items()))
-
-
-def average_runs(runs: list[dict[str, dict]]) -> dict[str, dict]:
-    """Runs of one protocol that differ only upstream (LAQ, VLM, pretrainings), averaged: each arm's outcome matrix
-    becomes the fraction of the runs that succeeded on each training seed and test episode."""
-    if not runs: raise DataError("average_runs needs at least one run")
-    if any(_protocol(r) != _protocol(runs[0]) for r in runs[1:]):
-        raise DataError("the runs' arms were not evaluated on the same training seeds and test episodes: not reruns of one protocol")
-    return {a: dict(keys=o["keys"], seeds=o["seeds"], runs=len(runs),
-                    matrix=np.mean([np.asarray(r[a]["matrix"], np.float64) for r in runs], 0)) for a, o in runs[0].items()}
-
-
-def group_reruns(runs: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
-    "`runs` (name -> outcomes) with the runs of one protocol averaged into one, named `first + second + ...`, in first-seen order."
-    groups: dict[tuple, list[str]] = {}
-    for name, o in runs.items(): groups.setdefault(_protocol(o), []).append(name)
-    return {" + ".join(names): average_runs([runs[n] for n in names]) for names in groups.values()}
 
 # %% ../nbs/80a_report.ipynb #77356ef5
 def _scaling(cfg: DictConfig) -> dict[str, list[tuple[int, dict]]]:
@@ -797,6 +250,92 @@ def _latency_lines(cfg: DictConfig, numbers: dict) -> list[str]:
                   "those of the episodes run after the resume."]
     return lines
 
+# %% ../nbs/80a_report.ipynb #repmd0c
+def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = None) -> tuple[str, dict]:
+    """The text of `report.md` and the numbers it shows; `times`: the wall time of each kind of stage (`lapa.pipeline.stage_times`);
+    `outcomes`: the arms' test episodes (`arm_outcomes`, read from the run when not given)."""
+    from lapa.stats import outcome_matrix
+    rd = Path(cfg.run_dir)
+    b = cfg.benchmark
+    gen, vid = _read(Path(cfg.data.out_dir) / "generation.json"), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
+    expert = _read(rd / EXPERT_EVAL / "results.json")
+    lines = [f"# LAPA pipeline report: `{cfg.name}`", ""]
+    if b.demonstration:
+        lines += ["> **A demonstration, not a test of the claim.** This run shows the whole path at a size that finishes in minutes; "
+                  "with its few seeds and episodes the intervals below are wide. `lapa pipeline experiment=fewshot` runs the "
+                  "benchmark protocol.", ""]
+    lines += [f"Run folder `{rd}`. The arms differ only in the checkpoint their fine-tuning starts from; all are evaluated "
+              "closed loop on the same test seeds.", ""]
+    lines += _protocol_lines(cfg, gen, vid, expert)
+    numbers: dict = {"protocol": {"tasks": list(dict.fromkeys(r["task"] for r in expert.get("episodes", []))), "seeds": list(b.seeds),
+                                  "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}}
+
+    cmp = compare_arms(arm_outcomes(cfg) if outcomes is None else outcomes, n_boot=int(b.bootstrap))
+    main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}
+    if expert: cmp["rates"]["expert"] = arm_rates(dict(zip(("matrix", "keys"), outcome_matrix([expert["episodes"]])), seeds=[0]))
+    numbers.update(rates=cmp["rates"], differences=cmp["differences"], gap_share=cmp["gap_share"])
+    lines += ["## Closed-loop success", "", "Success with its Wilson 95% interval (successes / episodes, all training seeds pooled).", "",
+              "| arm | success | per training seed |", "|---|---|---|"]
+    for a, r in cmp["rates"].items():
+        per = ", ".join(pct_text(x) for x in r.get("per_seed", [])) if a != "expert" else "-"
+        lines.append(f"| {ARM_NAMES.get(a, a)} | {rate_text(r)} | {per} |")
+    if main:
+        tasks = list(next(iter(main.values()))["tasks"])
+        shown = [a for a in cmp["rates"]]
+        lines += ["", "Per task:", "", "| task | " + " | ".join(ARM_NAMES.get(a, a) for a in shown) + " |", "|---|" + "---|" * len(shown)]
+        for t in tasks:
+            cells = [cmp["rates"][a]["tasks"].get(t) for a in shown]
+            lines.append(f"| {t} | " + " | ".join(f"{pct_text(c['rate'])} ({c['successes']}/{c['episodes']})" if c else "-" for c in cells) + " |")
+        lines += ["", "![success](report/success.png)", ""]
+    if cmp["differences"]:
+        lines += ["### Paired differences", "", "Paired bootstrap over training seeds and test episodes (within each task), "
+                  f"{int(b.bootstrap)} resamples, 95% intervals.", ""]
+        for k, d in cmp["differences"].items():
+            a, _, c = k.partition(" - ")
+            lines.append(f"- **{ARM_NAMES.get(a, a)} - {ARM_NAMES.get(c, c)}**: {_diff(d)}")
+        g = cmp["gap_share"]
+        if g is not None:
+            lines += ["", "**Gap closed by LAPA**, (LAPA - scratch) / (ActionVLA - scratch): " +
+                      (f"**{g['estimate']:.2f}** [{g['lo']:.2f}, {g['hi']:.2f}]" if g["defined"] else f"undefined ({g['reason']})")]
+        lines.append("")
+    scaling = _scaling(cfg)
+    numbers["label_scaling"] = {a: {str(n): r for n, r in pts} for a, pts in scaling.items()}
+    if any(len(p) > 1 for p in scaling.values()):
+        ks = sorted({n for p in scaling.values() for n, _ in p})
+        lines += ["## Label scaling", "", f"Training seeds {list(b.label_scaling_seeds)}; the test seeds of the scaling runs "
+                  "(the first `benchmark.label_scaling_episodes_per_task` of the protocol's).", "",
+                  "| arm | " + " | ".join(f"{k} per task" for k in ks) + " |", "|---|" + "---|" * len(ks)]
+        for a, pts in scaling.items():
+            d = dict(pts)
+            lines.append(f"| {ARM_NAMES.get(a, a)} | " + " | ".join(rate_text(d[k]) if k in d else "-" for k in ks) + " |")
+        lines += ["", "![scaling](report/scaling.png)", ""]
+    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _latency_lines(cfg, numbers) + _notebook_lines(cfg)
+    return "\n".join(lines), numbers
+
+# %% ../nbs/80a_report.ipynb #repmd2c
+def video_run_markdown(cfg: DictConfig, times: list[dict]) -> tuple[str, dict]:
+    """The text of `report.md` and its numbers for a run without an actions view (`data=videos`): the video pool, LAQ
+    and LAPA's pretraining. Without actions there is no labelled subset, fine-tuning or closed-loop evaluation."""
+    rd, vid = Path(cfg.run_dir), _read(Path(cfg.data.out_dir) / "video" / "dataset.json")
+    splits = vid.get("splits") or {}
+    clips = {k: len(s.get("episodes", [])) for k, s in splits.items()}
+    pairs = {k: s.get("num_samples") for k, s in splits.items()}
+    tasks = sorted({e["task"] for s in splits.values() for e in s.get("episodes", [])})
+    numbers = {"videos": clips, "pairs": pairs, "tasks": tasks}
+    split_text = lambda d: ", ".join(f"{k} {v}" for k, v in d.items()) or "?"
+    lines = [f"# LAPA pipeline report: `{cfg.name}`", "",
+             f"Run folder `{rd}`: latent pretraining on action-free episodes (`data.source={cfg.data.source.value}`, views "
+             f"{list(cfg.data.shard.views)}): LAQ, the latent labels and LAPA's pretraining. Without actions there is no "
+             "labelled subset, fine-tuning or closed-loop evaluation here; fine-tune `foundation/model` on labelled episodes "
+             "with `lapa foundation finetune finetune.init=DIR`.", "",
+             "## Data", "", "| | |", "|---|---|",
+             f"| episodes | {split_text(clips)} ({len(tasks)} tasks: {', '.join(tasks[:8])}{', ...' if len(tasks) > 8 else ''}) |",
+             f"| frame pairs | {split_text(pairs)} |",
+             f"| frames | {'x'.join(map(str, vid.get('image_size', ['?'])))} px at {vid.get('fps', '?')} fps, pairs "
+             f"{vid.get('frame_gap_s', '?')} s apart |", ""]
+    lines += _stage_lines(times, numbers) + _laq_lines(cfg) + _notebook_lines(cfg)
+    return "\n".join(lines), numbers
+
 # %% ../nbs/80a_report.ipynb #69e16475
 def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     """Write `run_dir/report.md`, its figures under `run_dir/report/`, `report.json` (the numbers) and `outcomes.json`
@@ -819,9 +358,6 @@ def write_report(cfg: DictConfig, times: list[dict]) -> Path:
     return rd / "report.md"
 
 # %% ../nbs/80a_report.ipynb #6242e5e7
-REPORT_NOTEBOOK = "81_run_report"
-
-
 def report_parts(run_dir: str | os.PathLike) -> list[tuple[str, Any]]:
     "`report.md` of `run_dir` as `[('markdown', text) | ('image', png path)]`, in order."
     import re
