@@ -130,7 +130,8 @@ def _run_verb(argv: list[str]):
     if args and not (verb.words or verb.overrides):   # a word where an override was meant (`experiment smoke`) would be ignored
         raise ConfigError(f"lapa {' '.join(path)} takes only key=value overrides, got the word {args[0]!r} "
                           f"(did you mean {args[0]}=...?)")
-    from lapa.config import load_cfg, redacted_words, stage_dir
+    from lapa.config import load_cfg, stage_dir
+    from lapa.provenance import redacted_words
     cfg = None if verb.overrides else load_cfg(overrides)
     command = " ".join(["lapa", *redacted_words(argv)])   # as it may be logged and saved: secrets read ***
     if verb.stage and launch_rank() == 0: _log_file(stage_dir(cfg, verb.stage) / "out.log")   # under srun/torchrun: rank 0 writes it
@@ -139,7 +140,7 @@ def _run_verb(argv: list[str]):
     if verb.overrides: return fn(None, args + overrides)
     result = fn(cfg, args)
     if path in _STAGE_OF_VERB and launch_rank() == 0 and (result == 0 or not isinstance(result, int)):   # a finished stage records how it was made
-        from lapa.config import record_run
+        from lapa.provenance import record_run
         from lapa.stages import stage_out
         record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), command)
     return result
@@ -220,7 +221,7 @@ def run_sweep(argv: list[str]) -> int:
     if not jobs: raise ConfigError(f"the sweep has no jobs: a swept key has no values ({' '.join(overrides)})")
     if not VERBS[path].overrides: _check_jobs(jobs)
     jobs = _separate(path, jobs, swept)
-    from lapa.config import redacted_words
+    from lapa.provenance import redacted_words
     root, codes = logging.getLogger("lapa"), []
     shown = [" ".join(redacted_words(job)) for job in jobs]
     for i, job in enumerate(jobs):

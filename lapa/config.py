@@ -5,38 +5,34 @@
 # %% ../nbs/01_config.ipynb #10b4ea52
 from __future__ import annotations
 
-import copy
 import functools
-import importlib.metadata
 import math
-import platform
 import re
-import subprocess
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from .bench_config import BenchConfig
+from .choices import LAQ_PRESETS, Accelerator, LAQSize, LightningStrategy, Precision, WandbMode, positive
 from .core import MAX_ABS_VALUE, ConfigError, is_override
+from .provenance import redacted
 
 # %% auto #0
-__all__ = ['NEUTRAL', 'FLOAT32_MAX', 'LAQ_PRESETS', 'LAQSize', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES',
-           'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'NO_SUCH_KEY', 'SECRET_KEYS', 'RUN_RECORD', 'Source',
-           'OnError', 'Strategy', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig',
-           'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
-           'Quantizer', 'Precision', 'Accelerator', 'LightningStrategy', 'WandbMode', 'ArchSpec', 'LAQArch',
-           'prime_factors', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict',
-           'ActionHead', 'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss',
-           'LowLevelArch', 'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig',
-           'TrainingConfig', 'BenchDataConfig', 'BenchTrainConfig', 'BenchLAQConfig', 'BenchServeConfig',
-           'BenchEvalConfig', 'BenchStartupConfig', 'BenchStatsConfig', 'BenchConfig', 'ServeConfig', 'EvalConfig',
-           'api_key_problem', 'server_problem', 'SlurmConfig', 'PipelineConfig', 'LapaConfig', 'register_schema',
-           'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'redacted', 'redacted_words',
-           'refuse_secrets', 'config_yaml', 'stage_dir', 'source_version', 'record_run']
+__all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS',
+           'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'neutral', 'neutral_defaults',
+           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
+           'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig',
+           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
+           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
+           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'api_key_problem',
+           'ServeConfig', 'server_problem', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'config_yaml',
+           'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -84,28 +80,6 @@ def neutral_defaults(node: DictConfig, prefix: str = "") -> dict[str, Any]:
     return out
 
 # %% ../nbs/01_config.ipynb #3a3afc5e
-FLOAT32_MAX = 3.4028234663852886e38   # what a float setting may reach: optimisers and kernels take it as a float32
-
-
-def _positive(obj, *names) -> list[tuple[str, str]]:
-    "`names` of `obj` that are not numbers > 0 (a float also within float32's range: no inf), each with why."
-    out = []
-    for n in names:
-        v = getattr(obj, n)
-        if not v > 0: out.append((n, f"must be > 0, got {v}"))
-        elif isinstance(v, float) and not v <= FLOAT32_MAX: out.append((n, f"must be at most {FLOAT32_MAX:.4g} (float32's largest), got {v}"))
-    return out
-
-
-def _frozen_problems(obj) -> list[tuple[str, str]]:
-    "`trunk_frozen_samples` is >= 0 and leaves samples for the whole model to train."
-    n, total = obj.trunk_frozen_samples, obj.total_train_samples
-    if n < 0: return [("trunk_frozen_samples", f"must be >= 0, got {n}")]
-    if n and total is not None and n >= total:
-        return [("trunk_frozen_samples", f"{n} leaves nothing of total_train_samples={total} for the whole model")]
-    return []
-
-
 @dataclass
 class SimConfig:
     "Meta-World expert episodes."
@@ -121,14 +95,14 @@ class SimConfig:
     workers: int = 2
 
     def _problems(self):
-        p = _positive(self, "episodes_per_task", "image_size", "max_steps", "workers")
+        p = positive(self, "episodes_per_task", "image_size", "max_steps", "workers")
         if not self.tasks: p.append(("tasks", "must name at least one task or benchmark"))
         if self.eval_seed_start < self.seed_start + self.episodes_per_task and self.eval_seed_start >= self.seed_start:
             p.append(("eval_seed_start", f"{self.eval_seed_start} overlaps the training seeds "
                       f"[{self.seed_start}, {self.seed_start + self.episodes_per_task})"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #vid01c
 @dataclass
 class VideoSourceConfig:
     "A folder of videos (mp4/webm/gif): the action-free source LAPA pretrains on."
@@ -145,7 +119,7 @@ class VideoSourceConfig:
         if self.fps is not None and not self.fps > 0: p.append(("fps", f"must be > 0 or null, got {self.fps}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #lerob01c
 @dataclass
 class LeRobotSourceConfig:
     "A LeRobot dataset (format v2.x: meta/info.json, a parquet file and an mp4 per camera for each episode); nothing is downloaded."
@@ -160,7 +134,7 @@ class LeRobotSourceConfig:
         if self.max_episodes is not None and self.max_episodes < 1: p.append(("max_episodes", f"must be >= 1 or null, got {self.max_episodes}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #shard01c
 @dataclass
 class ShardConfig:
     "How episodes become WebDataset shards of frame pairs."
@@ -177,7 +151,7 @@ class ShardConfig:
     views: list[str] = field(default_factory=lambda: ["video", "actions"])  # datasets to write
 
     def _problems(self):
-        p = _positive(self, "frame_gap_s", "pair_stride", "action_horizon", "samples_per_shard", "max_shard_bytes")
+        p = positive(self, "frame_gap_s", "pair_stride", "action_horizon", "samples_per_shard", "max_shard_bytes")
         if self.gap_jitter_s < 0 or self.gap_jitter_s >= self.frame_gap_s:
             p.append(("gap_jitter_s", f"must be in [0, frame_gap_s={self.frame_gap_s}), got {self.gap_jitter_s}"))
         if not 1 <= self.jpeg_quality <= 100: p.append(("jpeg_quality", f"must be in [1, 100], got {self.jpeg_quality}"))
@@ -186,7 +160,7 @@ class ShardConfig:
             if v not in ("video", "actions"): p.append(("views", f"unknown view {v!r} (valid: video, actions)"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #lab01c
 @dataclass
 class LabelledConfig:
     "The labelled subset: the few episodes per task whose actions the fine-tuning and the low-level policy may use."
@@ -194,9 +168,9 @@ class LabelledConfig:
     source: Optional[str] = None   # the dataset they are drawn from; null: the run's labels/actions, else data/actions
     out_dir: str = "${data.out_dir}/labelled"  # one view per draw: out_dir/n<episodes_per_task>-s<seed>
 
-    def _problems(self): return _positive(self, "episodes_per_task")
+    def _problems(self): return positive(self, "episodes_per_task")
 
-
+# %% ../nbs/01_config.ipynb #data01c
 @dataclass
 class DataConfig:
     "Episodes and shards: `lapa data ...`."
@@ -215,13 +189,13 @@ class DataConfig:
             return [("lerobot.root", "must be set when data.source=lerobot (the folder holding meta/info.json)")]
         return []
 
-
+# %% ../nbs/01_config.ipynb #obs01c
 @dataclass
 class ObservationConfig:
     "What every policy sees: the image, the instruction and the state view named here."
     state: str = "proprio"   # a state view the dataset declares (Meta-World: proprio = hand position + gripper), full, or none
 
-
+# %% ../nbs/01_config.ipynb #load01c
 @dataclass
 class LoaderConfig:
     "The WebDataset loader (`LAPADataModule`)."
@@ -234,7 +208,7 @@ class LoaderConfig:
     persistent_workers: bool = neutral(True)   # workers serve every pass of a loader instead of starting again each epoch
 
     def _problems(self):
-        p = _positive(self, "batch_size")
+        p = positive(self, "batch_size")
         if self.num_workers < 0: p.append(("num_workers", f"must be >= 0, got {self.num_workers}"))
         if self.shuffle_buffer < 0: p.append(("shuffle_buffer", f"must be >= 0, got {self.shuffle_buffer}"))
         return p
@@ -246,47 +220,7 @@ class Quantizer(str, Enum):
     ema = "ema"    # EMA vector quantisation with a commitment loss
     fsq = "fsq"    # finite scalar quantisation (implicit codebook, no restarts needed)
 
-
-class Precision(str, Enum):
-    "Numeric precision of a Lightning run."
-    auto = "auto"  # bf16 autocast on GPU, fp32 on CPU
-    fp32 = "fp32"
-    bf16 = "bf16"  # bf16 autocast (`bf16-mixed`)
-    fp16 = "fp16"  # fp16 autocast with loss scaling (`16-mixed`)
-
-
-class Accelerator(str, Enum):
-    "Where a Lightning run computes."
-    auto = "auto"
-    cpu = "cpu"
-    gpu = "gpu"
-
-
-class LightningStrategy(str, Enum):
-    "The Lightning `Trainer` strategy of the LAQ run."
-    auto = "auto"
-    ddp = "ddp"                    # one process per device (launched by Lightning, torchrun or srun)
-    ddp_notebook = "ddp_notebook"  # DDP from inside a Jupyter kernel (fork)
-    ddp_spawn = "ddp_spawn"
-
-
-class WandbMode(str, Enum):
-    "Weights & Biases logging."
-    offline = "offline"    # files in the run folder, nothing sent (sync later with `wandb sync`)
-    online = "online"
-    disabled = "disabled"
-
 # %% ../nbs/01_config.ipynb #66d79168
-LAQ_PRESETS: dict[str, dict] = {    # the sizes of the LAQ network, as changes to `LAQArch`'s defaults
-    "tiny": {},                                             # CPU tests: 32 px, dim 64 (LAQArch's defaults)
-    "small": dict(image_size=64, dim=96),                   # CPU demo: 64 px, dim 96
-    "paper": dict(image_size=256, patch_size=32, dim=1024, heads=16, depth_spatial=8, depth_temporal=8, depth_decoder=8,
-                  code_dim=32),                             # the LAPA paper (~300M parameters)
-}
-LAQSize = Enum("LAQSize", {k: k for k in LAQ_PRESETS}, type=str, module=__name__)
-LAQSize.__doc__ = "Size presets of the LAQ network (`LAQ_PRESETS`)."
-
-
 class ArchSpec:
     """What an architecture dataclass shares: it names its own `problems()`; from them `check`, and the dict form a
     checkpoint's `config.json` holds (`to_dict` / `from_dict`)."""
@@ -310,7 +244,16 @@ class ArchSpec:
         if unknown: raise ConfigError(f"unknown {cls.what} fields: {unknown}")
         return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in d.items()}).check()
 
+# %% ../nbs/01_config.ipynb #prime01c
+def prime_factors(n: int) -> list[int]:
+    "The prime factors of `n` in ascending order (`[n]` for a prime, `[]` for 1)."
+    out, f = [], 2
+    while f * f <= n:
+        while n % f == 0: out.append(f); n //= f
+        f += 1
+    return out + ([n] if n > 1 else [])
 
+# %% ../nbs/01_config.ipynb #laqarch0c
 @dataclass
 class LAQArch(ArchSpec):
     """Every size and switch of the LAQ network, the one place each is declared: `laq.model` in the config is a size
@@ -377,16 +320,7 @@ class LAQArch(ArchSpec):
         if unknown: raise ConfigError(f"unknown LAQ architecture fields: {sorted(unknown)}")
         return cls(**{**LAQ_PRESETS[size], **{k: v for k, v in overrides.items() if v is not None}})
 
-
-def prime_factors(n: int) -> list[int]:
-    "The prime factors of `n` in ascending order (`[n]` for a prime, `[]` for 1)."
-    out, f = [], 2
-    while f * f <= n:
-        while n % f == 0: out.append(f); n //= f
-        f += 1
-    return out + ([n] if n > 1 else [])
-
-
+# %% ../nbs/01_config.ipynb #laqmodel0c
 LAQ_RUN_FIELDS = ("channels", "num_tokens", "codebook_size")   # set by the frames and by `laq.num_tokens` / `laq.codebook_size`
 
 
@@ -429,7 +363,7 @@ class LAQTrainConfig:
     compile_mode: Optional[str] = neutral(None)  # inductor's mode: null (default), reduce-overhead (CUDA graphs), max-autotune, ...
 
     def _problems(self):
-        p = _positive(self, "lr", "max_steps", "num_nodes", "log_every", "ckpt_every", "eval_batches")
+        p = positive(self, "lr", "max_steps", "num_nodes", "log_every", "ckpt_every", "eval_batches")
         if self.batch_size is not None and self.batch_size <= 0: p.append(("batch_size", f"must be > 0, got {self.batch_size}"))
         for n in ("weight_decay", "warmup_steps", "grad_clip", "val_every"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
@@ -441,7 +375,7 @@ class LAQTrainConfig:
             p.append(("devices", f"must be auto, a count or a comma-separated list of ids, got {self.devices!r}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #laqlab01c
 @dataclass
 class LAQLabelConfig:
     "`lapa laq label`: run the LAQ encoder over datasets and write labelled copies (`KEY.latent.npy` added)."
@@ -453,12 +387,12 @@ class LAQLabelConfig:
     device: str = "auto"              # auto: cuda if available
 
     def _problems(self):
-        p = _positive(self, "batch_size")
+        p = positive(self, "batch_size")
         if self.num_workers < 0: p.append(("num_workers", f"must be >= 0, got {self.num_workers}"))
         if self.datasets is not None and not self.datasets: p.append(("datasets", "name at least one dataset to label (null: every view of data.shard.views)"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #laqrep01c
 @dataclass
 class LAQReportConfig:
     "`lapa laq report`: the diagnostics that show whether the latent codes carry the action."
@@ -470,9 +404,9 @@ class LAQReportConfig:
     transfer_targets: int = 5         # ... decoded on the first frames of this many other scenes
     out_dir: str = "${run_dir}/laq/report"
 
-    def _problems(self): return _positive(self, "max_pairs", "transfer_sources", "transfer_targets")
+    def _problems(self): return positive(self, "max_pairs", "transfer_sources", "transfer_targets")
 
-
+# %% ../nbs/01_config.ipynb #laqcfg01c
 @dataclass
 class LAQConfig:
     "Latent action quantisation: `lapa laq ...`."
@@ -485,7 +419,7 @@ class LAQConfig:
     report: LAQReportConfig = field(default_factory=LAQReportConfig)
 
     def _problems(self):
-        p = _positive(self, "num_tokens", "codebook_size")
+        p = positive(self, "num_tokens", "codebook_size")
         if p: return p
         m = self.model
         over = {f.name: getattr(m, f.name) for f in fields(m) if f.name != "size"}
@@ -513,7 +447,7 @@ class Normalization(str, Enum):
     zscore = "zscore"      # (x - mean) / std
     quantile = "quantile"  # q01..q99 mapped to [-1, 1]
 
-
+# %% ../nbs/01_config.ipynb #fndmodel01c
 FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.model.FOUNDATION_PRESETS`
 
 
@@ -546,7 +480,7 @@ class FoundationModelConfig:
             p.append(("pretrained_path", "set either pretrained_path or vision_path/lm_path, not both"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #fndcfg01c
 @dataclass
 class FoundationConfig:
     "The foundation VLA: image + instruction -> latent action tokens (pretraining) or an action chunk (predict=actions)."
@@ -563,7 +497,7 @@ class FoundationConfig:
 
     def _problems(self):
         p = [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
-        p += _positive(self, "num_queries")
+        p += positive(self, "num_queries")
         if self.action_horizon is not None and self.action_horizon < 1: p.append(("action_horizon", f"must be >= 1 or null, got {self.action_horizon}"))
         if self.aux_latent_weight < 0: p.append(("aux_latent_weight", f"must be >= 0, got {self.aux_latent_weight}"))
         return p
@@ -621,8 +555,7 @@ class LowLevelArch(ArchSpec):
             p.append(("image_size", f"{self.image_size} must be a multiple of 2**len(channels) = {2 ** len(self.channels)}"))
         return p
 
-
-
+# %% ../nbs/01_config.ipynb #llrun01c
 LOW_LEVEL_DATA_FIELDS = ("image_size", "state_dim", "action_dim", "num_tokens", "codebook_size")   # from the dataset and LAQ
 
 
@@ -641,7 +574,7 @@ class LowLevelRun:
     wandb: WandbMode = WandbMode.offline
 
     def _problems(self):
-        p = _positive(self, "batch_size", "lr", "max_steps")
+        p = positive(self, "batch_size", "lr", "max_steps")
         for n in ("weight_decay", "warmup_steps"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         if self.latent_source not in ("laq", "foundation"): p.append(("latent_source", f"must be laq or foundation, got {self.latent_source!r}"))
@@ -651,7 +584,7 @@ class LowLevelRun:
         arch = LowLevelArch(**{**over, "image_size": 2 ** len(over["channels"]), "state_dim": 1})
         return p + [(k, m) for k, m in arch.problems() if k not in LOW_LEVEL_DATA_FIELDS]
 
-
+# %% ../nbs/01_config.ipynb #llcfg01c
 def _low_level_config() -> type:
     "`low_level`'s schema: `LowLevelRun`, then every field of `LowLevelArch` the config sets, with its default."
     hints, enums = typing.get_type_hints(LowLevelArch), {"head": LowLevelHead, "loss": ActionLoss}
@@ -667,6 +600,15 @@ def _low_level_config() -> type:
 
 
 LowLevelConfig = _low_level_config()
+
+# %% ../nbs/01_config.ipynb #frozen01c
+def _frozen_problems(obj) -> list[tuple[str, str]]:
+    "`trunk_frozen_samples` is >= 0 and leaves samples for the whole model to train."
+    n, total = obj.trunk_frozen_samples, obj.total_train_samples
+    if n < 0: return [("trunk_frozen_samples", f"must be >= 0, got {n}")]
+    if n and total is not None and n >= total:
+        return [("trunk_frozen_samples", f"{n} leaves nothing of total_train_samples={total} for the whole model")]
+    return []
 
 # %% ../nbs/01_config.ipynb #cfgs03c
 INITS = ("scratch", "lapa", "action_vla")   # the named initialisations of `finetune.init` (the benchmark's arms)
@@ -693,7 +635,7 @@ class FinetuneConfig:
     trunk_frozen_samples: int = 0     # the first samples train only the head (action head, queries, state projection), then all
 
     def _problems(self):
-        p = _positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")
+        p = positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")
         p += _frozen_problems(self)
         for n in ("warmup_steps", "weight_decay", "aux_latent_weight"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
@@ -704,7 +646,7 @@ class FinetuneConfig:
         if not self.init: p.append(("init", f"name an initialisation ({', '.join(INITS)}) or a checkpoint folder"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #pol01c
 class PolicyKind(str, Enum):
     "Which of a run's policies to load."
     vla = "vla"                    # the fine-tuned VLA (`finetune.*`): image, instruction, state -> action chunk
@@ -729,7 +671,7 @@ class PolicyConfig:
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"): p.append(("device", f"must be auto, cpu or cuda[:N], got {self.device!r}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #bmk01c
 @dataclass
 class BenchmarkConfig:
     """The protocol `lapa pipeline` runs and reports: the arms (fine-tuning from each initialisation), the training
@@ -747,7 +689,7 @@ class BenchmarkConfig:
     bootstrap: int = 10000            # resamples of the paired bootstrap
 
     def _problems(self):
-        p = _positive(self, "bootstrap")
+        p = positive(self, "bootstrap")
         bad = [a for a in self.arms if a not in INITS]
         if bad: p.append(("arms", f"unknown arms {bad} (valid: {', '.join(INITS)})"))
         if not self.arms: p.append(("arms", "name at least one arm"))
@@ -804,7 +746,7 @@ class TrainingConfig:
     out_dir: str = "${run_dir}/foundation"  # the stage folder: checkpoints, final `model/`, summary (the pipeline's ActionVLA: `action_vla`)
 
     def _problems(self):
-        p = _positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
+        p = positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
         for n in ("warmup_steps", "weight_decay", "grad_clip"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         p += _frozen_problems(self)
@@ -830,138 +772,13 @@ class TrainingConfig:
             p.append(("global_batch_size", f"{self.global_batch_size} is not a multiple of per_gpu_batch_size={self.per_gpu_batch_size}"))
         return p
 
-# %% ../nbs/01_config.ipynb #cfgs05c
-@dataclass
-class BenchDataConfig:
-    "`lapa bench data`: the loader beside the JPEG-decode limit and a file-per-frame reader."
-    dataset: Optional[str] = None          # an existing dataset folder; default: generate one per image size
-    image_sizes: list[int] = field(default_factory=lambda: [64, 128])
-    num_pairs: int = 2000
-    num_workers: int = 2
-    batch_size: int = 32
-    repeats: int = 2
-
-    def _problems(self):
-        p = _positive(self, "num_pairs", "num_workers", "batch_size", "repeats")
-        if not self.image_sizes or min(self.image_sizes) < 8: p.append(("image_sizes", f"must list sizes of at least 8 px, got {self.image_sizes}"))
-        return p
-
-
-@dataclass
-class BenchTrainConfig:
-    "`lapa bench train`: the foundation trainer's samples/s beside a bare loop (tokens/s and MFU on a GPU)."
-    presets: list[str] = field(default_factory=list)  # sizes of `lapa.bench.train.BENCH_PRESETS`; empty: tiny (and 1b on a GPU)
-    precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
-    compile: bool = False             # also measure each preset with its transformer blocks compiled (torch.compile)
-    compile_mode: Optional[str] = None  # with `compile`: inductor's mode (null: default; reduce-overhead: CUDA graphs)
-    peak_tflops: Optional[float] = None  # the GPU's dense peak for MFU when Lightning does not know the GPU (null: Lightning's)
-
-
-@dataclass
-class BenchLAQConfig:
-    "`lapa bench laq`: LAQ training throughput (frame pairs/s, forward + backward + optimiser step) per size preset."
-    sizes: list[str] = field(default_factory=lambda: ["tiny", "small", "paper"])
-    batch_size: Optional[int] = None  # null: 32 (paper size: 2 on CPU, 16 on GPU)
-    steps: int = 3
-    warmup: int = 1
-    device: str = "auto"
-    precision: str = "auto"           # bf16 autocast on GPU, fp32 on CPU
-    compile: bool = False             # also measure each size with its transformer blocks compiled (torch.compile)
-    compile_mode: Optional[str] = None  # with `compile`: inductor's mode (null: default; reduce-overhead: CUDA graphs)
-    threads: Optional[int] = None     # CPU threads (null: torch's default)
-    against: Optional[str] = None     # LAPA's official LAQ code (a clone of LatentActionPretraining/LAPA): time both, fp32
-    rounds: int = 5                   # with `against`: alternating timed rounds of `steps` steps each
-
-    def _problems(self):
-        bad = [s for s in self.sizes if s not in LAQSize.__members__]
-        p = _positive(self, "steps", "rounds") + ([("sizes", f"unknown sizes {bad}; valid: {list(LAQSize.__members__)}")] if bad else [])
-        if not self.sizes: p.append(("sizes", f"name at least one size ({', '.join(LAQSize.__members__)})"))
-        if self.batch_size is not None and self.batch_size < 1: p.append(("batch_size", f"must be >= 1 or null, got {self.batch_size}"))
-        if self.warmup < 0: p.append(("warmup", f"must be >= 0, got {self.warmup}"))
-        if self.threads is not None and self.threads < 1: p.append(("threads", f"must be >= 1 or null, got {self.threads}"))
-        if self.precision not in Precision.__members__:
-            p.append(("precision", f"must be one of {', '.join(Precision.__members__)}, got {self.precision!r}"))
-        return p
-
-
-@dataclass
-class BenchServeConfig:
-    "`lapa bench serve`: round-trip latency and requests/s through the server beside in-process inference."
-    policy: str = "dummy"       # dummy: a policy that costs `cost_ms` per call; run: the run's LAPAPolicy
-    cost_ms: float = 5.0        # inference time of the dummy policy (sleeps: the GIL is free, as on a GPU)
-    clients: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16])  # concurrent clients per measurement
-    requests: int = 200         # requests per client
-    image_size: int = 224       # observation image of the dummy policy (H = W)
-    state_dim: int = 39
-    horizon: int = 4
-    action_dim: int = 4
-    workers: int = 8            # server inference threads without batching
-    max_batch: int = 8          # the batching server's largest batch (a policy with infer_batch is measured both ways)
-    client_processes: bool = False  # each client in a process of its own (as robots are), not a thread of the server's
-
-    def _problems(self):
-        p = _positive(self, "requests", "image_size", "state_dim", "horizon", "action_dim", "workers", "max_batch")
-        if self.cost_ms < 0: p.append(("cost_ms", f"must be >= 0, got {self.cost_ms}"))
-        if not self.clients or min(self.clients) < 1: p.append(("clients", f"must list counts >= 1, got {list(self.clients)}"))
-        if self.policy not in ("dummy", "run"): p.append(("policy", f"must be dummy or run, got {self.policy!r}"))
-        return p
-
-
-@dataclass
-class BenchEvalConfig:
-    "`lapa bench eval`: closed-loop episodes per minute, rendering every step (as before) beside rendering on request, in 1..N processes."
-    policy: str = "chunk"       # chunk: a fixed-cost chunk policy (`cost_ms`, horizon 8); run: the run's policy (`policy.*`)
-    cost_ms: float = 1.0        # inference time of the chunk policy per request
-    tasks: list[str] = field(default_factory=lambda: ["drawer-open-v3", "window-close-v3"])
-    episodes_per_task: int = 6
-    max_steps: int = 150
-    workers: list[int] = field(default_factory=lambda: [1, 2])  # process counts to measure (rendering on request)
-
-    def _problems(self):
-        p = _positive(self, "episodes_per_task", "max_steps")
-        if self.cost_ms < 0: p.append(("cost_ms", f"must be >= 0, got {self.cost_ms}"))
-        if not self.workers or min(self.workers) < 1: p.append(("workers", f"must list counts >= 1, got {list(self.workers)}"))
-        if self.policy not in ("chunk", "run"): p.append(("policy", f"must be chunk or run, got {self.policy!r}"))
-        return p
-
-
-@dataclass
-class BenchStartupConfig:
-    "`lapa bench startup`: seconds to import lapa's modules in a fresh interpreter, beside importing their heavy dependency alone."
-    modules: list[str] = field(default_factory=lambda: ["lapa.laq", "lapa.eval"])  # what a policy or stage imports
-    baseline: list[str] = field(default_factory=lambda: ["torch"])                 # the floor no lapa change can lower
-    repeats: int = 7            # fresh interpreters per side, alternating; medians reported
-
-    def _problems(self):
-        p = _positive(self, "repeats")
-        if not self.modules: p.append(("modules", "must name at least one module"))
-        return p
-
-
-@dataclass
-class BenchStatsConfig:
-    "`lapa bench stats`: bootstrap resamples/s of the report's intervals, beside building every resampled matrix."
-    seeds: int = 5              # training seeds (rows), as in experiment=fewshot
-    tasks: int = 6
-    episodes_per_task: int = 17  # test episodes per task (columns): 6 x 17 = 102, one fewshot run
-    arms: int = 3
-    n_boot: int = 10_000        # resamples per call, as the report draws
-    repeats: int = 5            # calls per side, alternating; medians reported
-
-    def _problems(self):
-        return _positive(self, "seeds", "tasks", "episodes_per_task", "arms", "n_boot", "repeats")
-
-
-@dataclass
-class BenchConfig:
-    "The `lapa bench ...` verbs."
-    data: BenchDataConfig = field(default_factory=BenchDataConfig)
-    train: BenchTrainConfig = field(default_factory=BenchTrainConfig)
-    laq: BenchLAQConfig = field(default_factory=BenchLAQConfig)
-    serve: BenchServeConfig = field(default_factory=BenchServeConfig)
-    eval: BenchEvalConfig = field(default_factory=BenchEvalConfig)
-    startup: BenchStartupConfig = field(default_factory=BenchStartupConfig)
-    stats: BenchStatsConfig = field(default_factory=BenchStatsConfig)
+# %% ../nbs/01_config.ipynb #apikey01c
+def api_key_problem(key: str) -> str | None:
+    "What is wrong with an API key (None: nothing), without echoing it: it goes into an HTTP header as it is."
+    if not key.strip() or key != key.strip():
+        return "must be non-empty, without spaces or a newline around it (HTTP strips them from the header, so it could never match)"
+    if any(ord(c) < 32 or ord(c) == 127 for c in key): return "must not hold control characters (a newline, a tab): HTTP headers cannot carry them"
+    return None
 
 # %% ../nbs/01_config.ipynb #cfgs06c
 @dataclass
@@ -981,14 +798,26 @@ class ServeConfig:
     torch_threads: Optional[int] = None  # torch threads of each inference thread; null: the cores less one, shared among them
 
     def _problems(self):
-        p = _positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")
+        p = positive(self, "max_message_mb", "workers", "max_batch", "max_prompt_chars", "max_abs_value")
         if self.torch_threads is not None and self.torch_threads < 1: p.append(("torch_threads", f"must be >= 1 or null, got {self.torch_threads}"))
         if self.batch_wait_ms < 0: p.append(("batch_wait_ms", f"must be >= 0, got {self.batch_wait_ms}"))
         if not 0 <= self.port <= 65535: p.append(("port", f"must be in [0, 65535], got {self.port}"))
         if self.api_key is not None and (why := api_key_problem(self.api_key)): p.append(("api_key", why))
         return p
 
+# %% ../nbs/01_config.ipynb #server01c
+def server_problem(server: str) -> str | None:
+    "What is wrong with a policy server's address (None: nothing): it must be HOST:PORT or ws[s]://HOST[:PORT][/PATH]."
+    from urllib.parse import urlsplit
+    try:
+        url = urlsplit(server if "://" in server else f"ws://{server}")
+        url.port   # raises ValueError for a port that is not a number in 0-65535
+    except ValueError as e: return f"not HOST:PORT or ws://HOST:PORT ({e}): {server!r}"
+    if url.scheme not in ("ws", "wss"): return f"the scheme must be ws or wss: {server!r}"
+    if not url.hostname: return f"no host: {server!r} (HOST:PORT or ws://HOST:PORT)"
+    return None
 
+# %% ../nbs/01_config.ipynb #eval01c
 @dataclass
 class EvalConfig:
     "`lapa eval`: closed-loop success in Meta-World on held-out seeds."
@@ -1011,7 +840,7 @@ class EvalConfig:
     out_dir: str = "${run_dir}/eval"
 
     def _problems(self):
-        p = _positive(self, "episodes_per_task", "video_fps", "connect_timeout_s", "request_timeout_s", "workers")
+        p = positive(self, "episodes_per_task", "video_fps", "connect_timeout_s", "request_timeout_s", "workers")
         for n in ("max_steps", "replan_steps"):
             if getattr(self, n) is not None and getattr(self, n) <= 0: p.append((n, f"must be > 0, got {getattr(self, n)}"))
         if self.seed_start is not None and self.seed_start < 0: p.append(("seed_start", f"must be >= 0, got {self.seed_start}"))
@@ -1023,27 +852,7 @@ class EvalConfig:
         if self.server is not None and (why := server_problem(self.server)): p.append(("server", why))
         return p
 
-
-def api_key_problem(key: str) -> str | None:
-    "What is wrong with an API key (None: nothing), without echoing it: it goes into an HTTP header as it is."
-    if not key.strip() or key != key.strip():
-        return "must be non-empty, without spaces or a newline around it (HTTP strips them from the header, so it could never match)"
-    if any(ord(c) < 32 or ord(c) == 127 for c in key): return "must not hold control characters (a newline, a tab): HTTP headers cannot carry them"
-    return None
-
-
-def server_problem(server: str) -> str | None:
-    "What is wrong with a policy server's address (None: nothing): it must be HOST:PORT or ws[s]://HOST[:PORT][/PATH]."
-    from urllib.parse import urlsplit
-    try:
-        url = urlsplit(server if "://" in server else f"ws://{server}")
-        url.port   # raises ValueError for a port that is not a number in 0-65535
-    except ValueError as e: return f"not HOST:PORT or ws://HOST:PORT ({e}): {server!r}"
-    if url.scheme not in ("ws", "wss"): return f"the scheme must be ws or wss: {server!r}"
-    if not url.hostname: return f"no host: {server!r} (HOST:PORT or ws://HOST:PORT)"
-    return None
-
-
+# %% ../nbs/01_config.ipynb #slurm01c
 @dataclass
 class SlurmConfig:
     "A Slurm job (`lapa slurm render|submit JOB`): a profile from `conf/slurm/`, every field overridable."
@@ -1068,7 +877,7 @@ class SlurmConfig:
     log_dir: str = "${run_dir}/slurm/logs"
 
     def _problems(self):
-        p = _positive(self, "nodes", "ntasks_per_node", "cpus_per_task")
+        p = positive(self, "nodes", "ntasks_per_node", "cpus_per_task")
         if self.gpus_per_node < 0: p.append(("gpus_per_node", f"must be >= 0, got {self.gpus_per_node}"))
         if self.master_port is not None and not 1024 <= self.master_port <= 65535:
             p.append(("master_port", f"must be in [1024, 65535], got {self.master_port}"))
@@ -1084,7 +893,7 @@ class SlurmConfig:
             p.append(("job_name", f"must be letters, digits and _.+- only, got {self.job_name!r}"))
         return p
 
-
+# %% ../nbs/01_config.ipynb #pipe01c
 @dataclass
 class PipelineConfig:
     "`lapa pipeline`: which stages run (in their fixed order) and which re-run even when up to date."
@@ -1122,7 +931,7 @@ class LapaConfig:
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
-
+# %% ../nbs/01_config.ipynb #reg01c
 @functools.cache
 def register_schema() -> None:
     "Register `LapaConfig` in Hydra's `ConfigStore` as `lapa_schema`, the first entry of `lapa/conf/config.yaml`'s defaults (once)."
@@ -1144,7 +953,7 @@ def unknown_keys(node: DictConfig, prefix: str = "") -> list[str]:
 
 NO_SUCH_KEY = "no such key (a typo? `lapa config show SECTION` lists a section's keys)"
 
-
+# %% ../nbs/01_config.ipynb #valid01c
 def validate(cfg: DictConfig | Any) -> None:
     "Raise `ConfigError` listing every value out of range and every key no schema has, each with its full key."
     problems = [(k, NO_SUCH_KEY) for k in (unknown_keys(cfg) if isinstance(cfg, DictConfig) else [])]
@@ -1172,14 +981,14 @@ def conf_dir() -> Path:
     import lapa
     return Path(lapa.__file__).resolve().parent / "conf"
 
-
+# %% ../nbs/01_config.ipynb #oneline01c
 def one_line(e: BaseException) -> str:
     "Hydra's or OmegaConf's error (and its cause) on one line: what is wrong and the key, without the type dump and links."
     lines = [l.strip() for x in (e, e.__cause__) if x is not None for l in str(x).splitlines()]
     keep = [l for l in dict.fromkeys(lines) if l and not l.startswith(("reference_type", "object_type", "See https://"))]
     return "; ".join(keep)
 
-
+# %% ../nbs/01_config.ipynb #loadcfg01c
 def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: str = "config") -> DictConfig:
     "Compose lapa's config with Hydra `overrides`, resolve it and check every value; errors name the key."
     from hydra import compose, initialize_config_dir
@@ -1203,36 +1012,7 @@ def load_cfg(overrides: list[str] | tuple[str, ...] | None = None, config_name: 
     validate(cfg)
     return cfg
 
-
-SECRET_KEYS = ("serve.api_key",)   # never printed, logged or saved
-
-
-def redacted(cfg: DictConfig) -> DictConfig:
-    "A copy of `cfg` whose secrets (`SECRET_KEYS`) that are set read `***`: the config as it may be printed, logged or saved."
-    out = copy.deepcopy(cfg)
-    for key in SECRET_KEYS:
-        if OmegaConf.select(out, key, default=None) is not None: OmegaConf.update(out, key, "***", merge=False)
-    return out
-
-
-def _secret_key(word: str) -> str | None:
-    "The secret key a command-line word sets (`serve.api_key=...`), else None."
-    key, eq, _ = word.partition("=")
-    return key.lstrip("+~") if eq and key.lstrip("+~") in SECRET_KEYS else None
-
-
-def redacted_words(words: Sequence[str]) -> list[str]:
-    "Command-line words with the values of secret overrides read `***`: a command as it may be printed, logged or saved."
-    return [f"{w.partition('=')[0]}=***" if _secret_key(w) else w for w in words]
-
-
-def refuse_secrets(words: Sequence[str], where: str) -> None:
-    "A `ConfigError` when `words` set a secret that would be written into `where` (a job script, a notebook)."
-    if keys := sorted({k for w in words if (k := _secret_key(w))}):
-        raise ConfigError(f"{', '.join(keys)} on the command line would be written into {where}: export LAPA_API_KEY instead "
-                          "(the job reads it from the environment it inherits)")
-
-
+# %% ../nbs/01_config.ipynb #cfgyaml01c
 def config_yaml(cfg: DictConfig, section: str | None = None) -> str:
     "The resolved config (or one `section` of it, by dotted key) as YAML, secrets redacted."
     cfg = redacted(cfg)
@@ -1244,41 +1024,3 @@ def config_yaml(cfg: DictConfig, section: str | None = None) -> str:
 def stage_dir(cfg: DictConfig, stage: str) -> Path:
     "The folder of one stage (`data`, `laq`, `labels`, `foundation`, ...) inside the run folder."
     return Path(cfg.run_dir) / stage
-
-# %% ../nbs/01_config.ipynb #record01c
-RUN_RECORD = "run.yaml"
-
-
-@functools.lru_cache(maxsize=1)
-def source_version() -> dict:
-    "lapa's version and, when it runs from a git checkout of its own, the commit and whether the checkout has changes."
-    import lapa
-    root = Path(lapa.__file__).resolve().parents[1]
-    out = {"version": lapa.__version__, "commit": None, "dirty": None}
-    def git(*args):
-        r = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
-        return r.stdout.strip() if r.returncode == 0 else None
-    try:
-        top = git("rev-parse", "--show-toplevel")
-        if top is None or Path(top).resolve() != root: return out   # an installed copy, or inside some other repository
-        out["commit"] = git("rev-parse", "HEAD")
-        status = git("status", "--porcelain", "--untracked-files=no")
-        out["dirty"] = None if status is None else bool(status)
-    except (OSError, subprocess.TimeoutExpired): pass
-    return out
-
-
-def record_run(cfg: DictConfig, folder: str | Path, command: str | None = None) -> Path:
-    "Write `folder/run.yaml`: how the folder was made (lapa's version and commit, the command, versions, the config)."
-    from lapa.core import atomic_write
-    record = {"lapa": source_version(), "command": command, "python": platform.python_version(),
-              "torch": _version_of("torch"), "config": OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)}
-    path = Path(folder) / RUN_RECORD
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path, "w") as f: f.write(OmegaConf.to_yaml(OmegaConf.create(record)))
-    return path
-
-
-def _version_of(package: str) -> str | None:
-    try: return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError: return None

@@ -19,10 +19,10 @@ import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-from .config import redacted
 from .core import (ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, json_line, resolve_callable,
                        write_json)
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
+from .provenance import redacted
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
 
 _log = get_logger("lapa.eval")

@@ -18,8 +18,9 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig
 
-from .config import load_cfg, refuse_secrets
+from .config import load_cfg
 from .core import PARAMETER_FLAGS, ConfigError, DataError, LapaError, atomic_write, get_logger, log_to_file, split_words
+from .provenance import refuse_secrets
 from .stages import STAGES, SlurmSpec
 
 log = get_logger("lapa.jobs")

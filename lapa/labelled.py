@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .config import RUN_RECORD, record_run
 from .core import ConfigError, DataError, file_sha256, get_logger, load_npy_bytes, read_json, write_json, write_jsonl
 from .loading import read_shard, read_shards
+from .provenance import RUN_RECORD, record_run
 from .shards import ShardSink, array_stats, decode_sample
 from .train import replace_folder, staging_folder
 

@@ -22,9 +22,10 @@ from typing import Any, Callable
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .config import RUN_RECORD, neutral_defaults, record_run, redacted
+from .config import neutral_defaults
 from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .outcomes import ARM_NAMES
+from .provenance import RUN_RECORD, record_run, redacted
 from .report import run_report_notebook, write_report
 from .stages import STAGES, stage_out
 from .train import run_relative

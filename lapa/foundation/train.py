@@ -24,13 +24,15 @@ from omegaconf import OmegaConf
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
-from ..config import CheckpointFormat, Strategy, WandbMode, load_cfg, redacted
+from ..choices import WandbMode
+from ..config import CheckpointFormat, Strategy, load_cfg
 from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
                        write_json)
 from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff,
                         lightning_precision, replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets, spec_file
 from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
+from ..provenance import redacted
 from ..transforms import read_stats
 
 # %% auto #0
