@@ -84,7 +84,7 @@ def usage() -> str:
     lines += [f"  lapa {' '.join(v):<{w}}  {verb.help}" for v, verb in VERBS.items()]
     return "\n".join(lines)
 
-
+# %% ../nbs/02_cli.ipynb #bd04c6a7
 def config_show(cfg, args: list[str]) -> int:
     "`lapa config show [SECTION]`: print the resolved config."
     from lapa.config import config_yaml
@@ -93,9 +93,6 @@ def config_show(cfg, args: list[str]) -> int:
     return 0
 
 # %% ../nbs/02_cli.ipynb #7c6e7546
-_STAGE_OF_VERB = {s.verb: s.name for s in STAGES.values()}
-
-
 MULTIRUN_FLAGS, HELP_FLAGS = ("-m", "--multirun"), ("-h", "--help")
 
 
@@ -108,14 +105,8 @@ def verb_help(argv: list[str]) -> int:
           "`lapa config show [SECTION]` prints the config it reads; `lapa --help` lists every verb.")
     return 0
 
-
-def run(argv: list[str]) -> int:
-    "Run the CLI on `argv` (without the program name); return the exit code."
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(usage()); return 0
-    if any(a in HELP_FLAGS for a in argv): return exit_code_of("lapa", lambda: verb_help(argv))
-    if any(a in MULTIRUN_FLAGS for a in argv): return exit_code_of("lapa", lambda: run_sweep([a for a in argv if a not in MULTIRUN_FLAGS]))
-    return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
+# %% ../nbs/02_cli.ipynb #fc363612
+_STAGE_OF_VERB = {s.verb: s.name for s in STAGES.values()}
 
 
 def _log_file(path: os.PathLike) -> None:
@@ -145,7 +136,16 @@ def _run_verb(argv: list[str]):
         record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), command)
     return result
 
+# %% ../nbs/02_cli.ipynb #b646b53f
+def run(argv: list[str]) -> int:
+    "Run the CLI on `argv` (without the program name); return the exit code."
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage()); return 0
+    if any(a in HELP_FLAGS for a in argv): return exit_code_of("lapa", lambda: verb_help(argv))
+    if any(a in MULTIRUN_FLAGS for a in argv): return exit_code_of("lapa", lambda: run_sweep([a for a in argv if a not in MULTIRUN_FLAGS]))
+    return exit_code_of("lapa", lambda: _run_verb(argv))   # verbs return an exit code or their result
 
+# %% ../nbs/02_cli.ipynb #a3353e99
 def main() -> None:
     "Console entry point of `lapa`."
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -157,7 +157,7 @@ def main() -> None:
         code = 1
     exit_process(code)   # a rank started by Fabric, srun or torchrun takes its process group down
 
-# %% ../nbs/02_cli.ipynb #5b7d2f10
+
 if __name__ == "__main__" and "__file__" in globals():   # a module run, not this notebook
     main()
 
@@ -180,13 +180,13 @@ def sweep_jobs(overrides: list[str]) -> tuple[list[list[str]], list[str]]:
         else: axes.append([o.input_line])
     return [list(job) for job in itertools.product(*axes)], swept
 
-
+# %% ../nbs/02_cli.ipynb #c699b21e
 def job_tag(job: list[str], swept: list[str]) -> str:
     "A folder name for a job: its values of the swept keys (`lr=0.0003,seed=1`), the keys' last parts."
     values = dict(o.lstrip("+~").split("=", 1) for o in job if "=" in o)
     return ",".join(f"{k.split('.')[-1]}={values[k]}".replace("/", "_") for k in swept)
 
-
+# %% ../nbs/02_cli.ipynb #2c1a1b6a
 def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) -> list[list[str]]:
     "The jobs, each writing its own folder: as they are when the swept keys name the stage's folder, else in subfolders."
     if path not in _STAGE_OF_VERB or VERBS[path].overrides or len(jobs) < 2: return jobs
@@ -201,7 +201,7 @@ def _separate(path: tuple[str, ...], jobs: list[list[str]], swept: list[str]) ->
     quoted = lambda p: "'" + str(p).replace("'", "\\'") + "'"   # a tag's `=` and `,` are Hydra syntax unquoted
     return [[*job, f"{key}={quoted(out / job_tag(job, swept))}"] for job, out in zip(jobs, outs)]
 
-
+# %% ../nbs/02_cli.ipynb #51ee20df
 def _check_jobs(jobs: list[list[str]]) -> None:
     "Load every job's config before the first job runs: a bad combination is a `ConfigError` listing each (one line per problem)."
     from lapa.config import load_cfg
@@ -213,7 +213,7 @@ def _check_jobs(jobs: list[list[str]]) -> None:
         lines = [f"{why} (job{'s' if len(js) > 1 else ''}: {'; '.join(js) if len(js) < len(jobs) else 'all'})" for why, js in problems.items()]
         raise ConfigError(f"{sum(map(len, problems.values()))} of the sweep's {len(jobs)} jobs have a bad configuration, so none ran:\n" + "\n".join(lines))
 
-
+# %% ../nbs/02_cli.ipynb #05503544
 def run_sweep(argv: list[str]) -> int:
     "`lapa VERB -m overrides`: run the verb once per combination of the swept values; the first failure's exit code."
     path, args, overrides = parse_argv(argv)

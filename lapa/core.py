@@ -57,17 +57,17 @@ def resolve_callable(spec: str, what: str = "") -> Callable:
     try: return getattr(importlib.import_module(mod), name)
     except (ImportError, AttributeError) as e: raise ConfigError(f"{what}cannot import {spec!r}: {e}") from e
 
-
+# %% ../nbs/00_core.ipynb #7b3e286f
 def is_override(word: str) -> bool:
     "Hydra's override forms: `key=value`, `+key=value` (add), `++key=value` (add or set), `~key[=value]` (delete)."
     return "=" in word or word.startswith("~")
 
-
+# %% ../nbs/00_core.ipynb #ad226203
 def is_int(v: Any, minimum: int = 0) -> bool:
     "Whether a value read from a file is an integer of at least `minimum` (a JSON `true` is not the integer 1)."
     return isinstance(v, int) and not isinstance(v, bool) and v >= minimum
 
-
+# %% ../nbs/00_core.ipynb #c88e4195
 PARAMETER_FLAGS = ("-p", "--parameter")   # `lapa nb run NOTEBOOK -p NAME VALUE`: papermill's own spelling
 
 
@@ -79,7 +79,7 @@ def split_words(argv: list[str]) -> tuple[list[str], list[str]]:
         else: (overrides if is_override(argv[i]) else words).append(argv[i]); i += 1
     return words, overrides
 
-
+# %% ../nbs/00_core.ipynb #c1bcd5ca
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
     """Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) /
     1 (data, or a file the system refuses: a run_dir that is a file, a full disk, no permission; the path is named), or
@@ -98,7 +98,7 @@ def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
         what = "a file is where a folder is needed" if isinstance(e, FileExistsError) and e.filename and Path(e.filename).is_file() else e.strerror or e
         print(f"{prog}: error: {what}{f': {e.filename}' if e.filename else ''}", file=sys.stderr); return 1
 
-
+# %% ../nbs/00_core.ipynb #0e28c6ea
 def exit_process(code: int) -> None:
     """End the process with exit code `code`. A rank of a distributed run (a torch process group is up) takes the group
     down, flushes its logs and output and leaves at once, skipping the interpreter's teardown; other processes `sys.exit`."""
@@ -148,7 +148,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", fsync: bool = True) 
             raise naming(e, path)
         raise
 
-
+# %% ../nbs/00_core.ipynb #786b814a
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     "Write `obj` as pretty, key-sorted JSON, atomically."
     with atomic_write(path, "w") as f: json.dump(obj, f, indent=2, sort_keys=True, default=_json_default)

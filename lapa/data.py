@@ -25,12 +25,12 @@ def episodes_dir(cfg: DictConfig) -> Path:
     "Where the data stage keeps its episodes (`data.out_dir`)."
     return Path(cfg.data.out_dir)
 
-
+# %% ../nbs/13_data.ipynb #2ebe52d7
 def dataset_dir(cfg: DictConfig, view: str) -> Path:
     "The folder of one dataset view (`video` or `actions`) of the run."
     return Path(cfg.data.out_dir) / view
 
-
+# %% ../nbs/13_data.ipynb #f378d47f
 def source_digest(cfg: DictConfig) -> str | None:
     """SHA-256 of the paths, sizes and modification times of the files the episodes come from when they lie outside
     the run (a video folder and its instructions, a LeRobot dataset), so that a run notices a clip added or replaced;
@@ -101,7 +101,7 @@ def _lerobot_views(cfg: DictConfig) -> dict | None:
     f = lerobot_info(cfg.data.lerobot.root)["features"].get(STATE)
     return lerobot_state_views(int(f["shape"][0]), cfg.data.lerobot.proprio) if f else None
 
-
+# %% ../nbs/13_data.ipynb #c79d0763
 def data_build(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict]:
     "`lapa data build`: generate the episodes, then write the shards."
     data_gen(cfg, args)

@@ -31,7 +31,7 @@ def episode_of_key(key: str) -> str:
     "The episode id of a sample key (`lapa.shards.sample_key` writes `EPISODE_TTTTT`)."
     return key.rsplit("_", 1)[0]
 
-
+# %% ../nbs/14_labelled.ipynb #3102b6ea
 def draw_labelled(info: Mapping, per_task: int, seed: int, split: str = "train",
                   where: str | os.PathLike | None = None) -> list[str]:
     "`per_task` episodes of each task of `split`, the first of a ranking by hash of `(seed, episode)` (nested across counts)."
@@ -58,7 +58,7 @@ def subset_stats(states: list[np.ndarray], actions: list[np.ndarray]) -> dict:
     if actions: out["action"] = array_stats(np.stack(actions))
     return out
 
-
+# %% ../nbs/14_labelled.ipynb #0aeb8eb0
 def write_labelled(source: str | os.PathLike, out_dir: str | os.PathLike, per_task: int, seed: int,
                    samples_per_shard: int = 1000) -> dict:
     "Write the labelled subset of `source` as its own dataset view in `out_dir` (reused when already there); its `dataset.json`."
@@ -142,13 +142,13 @@ def labelled_source(cfg) -> Path:
     labelled = Path(cfg.laq.label.out_dir) / "actions"
     return labelled if (labelled / "dataset.json").is_file() else Path(cfg.data.out_dir) / "actions"
 
-
+# %% ../nbs/14_labelled.ipynb #22b47060
 def labelled_dir(cfg, per_task: int | None = None, seed: int | None = None) -> Path:
     "The folder of a draw: `data.labelled.out_dir/n<per_task>-s<seed>` (default: `data.labelled.episodes_per_task`, `seed`)."
     n = int(per_task or cfg.data.labelled.episodes_per_task)
     return Path(cfg.data.labelled.out_dir) / f"n{n}-s{int(cfg.seed if seed is None else seed)}"
 
-
+# %% ../nbs/14_labelled.ipynb #e57684f0
 def ensure_labelled(cfg) -> Path:
     "The run's labelled subset for `data.labelled.episodes_per_task` and `seed`, written if it is not there yet."
     out = labelled_dir(cfg)
@@ -158,7 +158,7 @@ def ensure_labelled(cfg) -> Path:
     if not (out / RUN_RECORD).is_file(): record_run(cfg, out, "the labelled subset, written for the stage that needed it")
     return out
 
-
+# %% ../nbs/14_labelled.ipynb #ae822b75
 def data_subset(cfg, args: list[str] | None = None) -> int:
     "`lapa data subset`: write the labelled subset (`data.labelled`, drawn by `seed`)."
     out = ensure_labelled(cfg)

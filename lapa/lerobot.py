@@ -18,8 +18,13 @@ from .sim import read_video
 _log = get_logger("lapa.lerobot")
 
 # %% auto #0
-__all__ = ['SUPPORTED_VERSIONS', 'STATE', 'ACTION', 'lerobot_info', 'video_keys', 'task_name', 'lerobot_state_views',
-           'episodes_from_lerobot', 'write_lerobot_dataset']
+__all__ = ['SUPPORTED_VERSIONS', 'STATE', 'ACTION', 'video_keys', 'lerobot_info', 'task_name', 'lerobot_state_views',
+           'write_lerobot_dataset', 'episodes_from_lerobot']
+
+# %% ../nbs/15_lerobot.ipynb #9729641b
+def video_keys(info: dict) -> list[str]:
+    "The camera features (`dtype: video`) of a dataset, in the order info.json lists them."
+    return [k for k, f in info["features"].items() if isinstance(f, dict) and f.get("dtype") == "video"]
 
 # %% ../nbs/15_lerobot.ipynb #lr06
 SUPPORTED_VERSIONS = ("v2.0", "v2.1")
@@ -58,23 +63,65 @@ def lerobot_info(root: str | os.PathLike) -> dict:
     if not video_keys(info): raise DataError("the dataset has no video feature (images stored in parquet are not read)", path)
     return info
 
-
-def video_keys(info: dict) -> list[str]:
-    "The camera features (`dtype: video`) of a dataset, in the order info.json lists them."
-    return [k for k, f in info["features"].items() if isinstance(f, dict) and f.get("dtype") == "video"]
-
-
+# %% ../nbs/15_lerobot.ipynb #682b42fe
 def task_name(instruction: str) -> str:
     "The task an episode counts under: its instruction's words joined by `-` (`lerobot` when it has none)."
     return re.sub(r"[^a-z0-9]+", "-", instruction.lower()).strip("-") or "lerobot"
 
-
+# %% ../nbs/15_lerobot.ipynb #6ff59213
 def lerobot_state_views(state_dim: int, proprio: list[int] | None = None) -> dict[str, list[int]]:
     "The state views of a LeRobot dataset: `full` (every entry) and `proprio` (`proprio`, else every entry)."
     idx = list(range(state_dim)) if proprio is None else [int(i) for i in proprio]
     if not idx or min(idx) < 0 or max(idx) >= state_dim:
         raise ConfigError(f"data.lerobot.proprio={proprio} does not fit the {state_dim}-d observation.state")
     return {"full": list(range(state_dim)), "proprio": idx}
+
+# %% ../nbs/15_lerobot.ipynb #lr10
+def write_lerobot_dataset(episodes: Iterable[Episode], root: str | os.PathLike, camera: str = "observation.images.image",
+                          state: list[int] | None = None, chunks_size: int = 1000) -> Path:
+    "Write `episodes` (with actions) as the LeRobot v2.1 dataset `root`; return it."
+    import imageio.v3 as iio
+    pa = _pyarrow()
+    root, tasks, rows, total, fps, shapes = Path(root), {}, [], 0, None, None
+    if (root / "meta" / "info.json").exists(): raise DataError("a LeRobot dataset is already here", root)
+    data_path = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
+    video_path = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
+    for i, ep in enumerate(episodes):
+        if ep.actions is None: raise DataError(f"episode {ep.episode_id!r} has no actions: a LeRobot dataset needs them")
+        fps = fps or ep.fps
+        if ep.fps != fps: raise DataError(f"episode {ep.episode_id!r} runs at {ep.fps} fps, the dataset at {fps}")
+        st = None if ep.states is None else (ep.states if state is None else ep.states[:, state])
+        t = tasks.setdefault(ep.instruction, len(tasks))
+        n = ep.length
+        columns = {ACTION: pa.array(ep.actions.astype(np.float32).tolist(), pa.list_(pa.float32())),
+                   "timestamp": pa.array(np.arange(n, dtype=np.float32) / np.float32(fps)),
+                   "frame_index": pa.array(np.arange(n)), "episode_index": pa.array(np.full(n, i)),
+                   "index": pa.array(np.arange(total, total + n)), "task_index": pa.array(np.full(n, t))}
+        if st is not None: columns[STATE] = pa.array(st.astype(np.float32).tolist(), pa.list_(pa.float32()))
+        shapes = shapes or dict(image=list(ep.frames.shape[1:]), state=None if st is None else [st.shape[1]], action=[ep.actions.shape[1]])
+        chunk = i // chunks_size
+        out = root / data_path.format(episode_chunk=chunk, episode_index=i)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pa.parquet.write_table(pa.table(columns), out)
+        vid = root / video_path.format(episode_chunk=chunk, video_key=camera, episode_index=i)
+        vid.parent.mkdir(parents=True, exist_ok=True)
+        iio.imwrite(vid, ep.frames, plugin="pyav", codec="libx264", fps=fps)
+        rows.append({"episode_index": i, "tasks": [ep.instruction], "length": n})
+        total += n
+    if not rows: raise DataError("no episodes to write", root)
+    features = {camera: dict(dtype="video", shape=shapes["image"], names=["height", "width", "channel"]),
+                ACTION: dict(dtype="float32", shape=shapes["action"], names=None),
+                **({STATE: dict(dtype="float32", shape=shapes["state"], names=None)} if shapes["state"] else {}),
+                **{k: dict(dtype=d, shape=[1], names=None) for k, d in (("timestamp", "float32"), ("frame_index", "int64"),
+                                                                        ("episode_index", "int64"), ("index", "int64"), ("task_index", "int64"))}}
+    write_jsonl(root / "meta" / "episodes.jsonl", rows)
+    write_jsonl(root / "meta" / "tasks.jsonl", [{"task_index": t, "task": s} for s, t in tasks.items()])
+    write_json(root / "meta" / "info.json", dict(codebase_version="v2.1", robot_type=None, fps=fps, total_episodes=len(rows),
+                                                total_frames=total, total_tasks=len(tasks), total_videos=len(rows),
+                                                total_chunks=(len(rows) - 1) // chunks_size + 1, chunks_size=chunks_size,
+                                                splits={"train": f"0:{len(rows)}"}, data_path=data_path, video_path=video_path,
+                                                features=features))
+    return root
 
 # %% ../nbs/15_lerobot.ipynb #lr08
 def _column(table, name: str, path: Path) -> np.ndarray:
@@ -153,50 +200,3 @@ def episodes_from_lerobot(root: str | os.PathLike, camera: str | None = None, im
         yield Episode(f"lerobot-{idx:06d}", frames, instruction or "do the task", float(info["fps"]), task_name(instruction),
                       states=states, actions=actions, source="lerobot",
                       meta=dict(root=str(root), episode_index=idx, camera=camera, original_size=list(size))).validate()
-
-# %% ../nbs/15_lerobot.ipynb #lr10
-def write_lerobot_dataset(episodes: Iterable[Episode], root: str | os.PathLike, camera: str = "observation.images.image",
-                          state: list[int] | None = None, chunks_size: int = 1000) -> Path:
-    "Write `episodes` (with actions) as the LeRobot v2.1 dataset `root`; return it."
-    import imageio.v3 as iio
-    pa = _pyarrow()
-    root, tasks, rows, total, fps, shapes = Path(root), {}, [], 0, None, None
-    if (root / "meta" / "info.json").exists(): raise DataError("a LeRobot dataset is already here", root)
-    data_path = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
-    video_path = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
-    for i, ep in enumerate(episodes):
-        if ep.actions is None: raise DataError(f"episode {ep.episode_id!r} has no actions: a LeRobot dataset needs them")
-        fps = fps or ep.fps
-        if ep.fps != fps: raise DataError(f"episode {ep.episode_id!r} runs at {ep.fps} fps, the dataset at {fps}")
-        st = None if ep.states is None else (ep.states if state is None else ep.states[:, state])
-        t = tasks.setdefault(ep.instruction, len(tasks))
-        n = ep.length
-        columns = {ACTION: pa.array(ep.actions.astype(np.float32).tolist(), pa.list_(pa.float32())),
-                   "timestamp": pa.array(np.arange(n, dtype=np.float32) / np.float32(fps)),
-                   "frame_index": pa.array(np.arange(n)), "episode_index": pa.array(np.full(n, i)),
-                   "index": pa.array(np.arange(total, total + n)), "task_index": pa.array(np.full(n, t))}
-        if st is not None: columns[STATE] = pa.array(st.astype(np.float32).tolist(), pa.list_(pa.float32()))
-        shapes = shapes or dict(image=list(ep.frames.shape[1:]), state=None if st is None else [st.shape[1]], action=[ep.actions.shape[1]])
-        chunk = i // chunks_size
-        out = root / data_path.format(episode_chunk=chunk, episode_index=i)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        pa.parquet.write_table(pa.table(columns), out)
-        vid = root / video_path.format(episode_chunk=chunk, video_key=camera, episode_index=i)
-        vid.parent.mkdir(parents=True, exist_ok=True)
-        iio.imwrite(vid, ep.frames, plugin="pyav", codec="libx264", fps=fps)
-        rows.append({"episode_index": i, "tasks": [ep.instruction], "length": n})
-        total += n
-    if not rows: raise DataError("no episodes to write", root)
-    features = {camera: dict(dtype="video", shape=shapes["image"], names=["height", "width", "channel"]),
-                ACTION: dict(dtype="float32", shape=shapes["action"], names=None),
-                **({STATE: dict(dtype="float32", shape=shapes["state"], names=None)} if shapes["state"] else {}),
-                **{k: dict(dtype=d, shape=[1], names=None) for k, d in (("timestamp", "float32"), ("frame_index", "int64"),
-                                                                        ("episode_index", "int64"), ("index", "int64"), ("task_index", "int64"))}}
-    write_jsonl(root / "meta" / "episodes.jsonl", rows)
-    write_jsonl(root / "meta" / "tasks.jsonl", [{"task_index": t, "task": s} for s, t in tasks.items()])
-    write_json(root / "meta" / "info.json", dict(codebase_version="v2.1", robot_type=None, fps=fps, total_episodes=len(rows),
-                                                total_frames=total, total_tasks=len(tasks), total_videos=len(rows),
-                                                total_chunks=(len(rows) - 1) // chunks_size + 1, chunks_size=chunks_size,
-                                                splits={"train": f"0:{len(rows)}"}, data_path=data_path, video_path=video_path,
-                                                features=features))
-    return root

@@ -37,8 +37,8 @@ __all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TA
            'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
            'INDEX_NAME', 'EPISODE_FOLDERS', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task',
            'resolve_tasks', 'RenderQuality', 'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id',
-           'generate_episode', 'generate_episodes', 'save_episodes', 'read_episode_index', 'shuffled_rows',
-           'load_episodes', 'time_rendering', 'render_check', 'find_videos', 'centre_crop_resize', 'read_video',
+           'generate_episode', 'save_episodes', 'read_episode_index', 'shuffled_rows', 'load_episodes',
+           'generate_episodes', 'time_rendering', 'render_check', 'find_videos', 'centre_crop_resize', 'read_video',
            'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
@@ -124,7 +124,7 @@ def check_task(task: str) -> str:
                           f"benchmarks: {', '.join(BENCHMARKS)}")
     return task
 
-
+# %% ../nbs/10_sim.ipynb #8389855f
 def resolve_tasks(spec: str | Sequence[str]) -> list[str]:
     "Expand a benchmark name (`MT10`, `MT50`), task names (a list or comma-separated) or a mix into task names."
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
@@ -161,7 +161,7 @@ def gl_backend() -> str:
     ctx = mujoco.gl_context.GLContext
     return ctx.__module__.rsplit(".", 1)[-1] if ctx is not None else "disabled"
 
-
+# %% ../nbs/10_sim.ipynb #b04e9db7
 def _check_seed(seed: Any) -> int:
     if not (isinstance(seed, (int, np.integer)) and seed >= 0):
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
@@ -325,7 +325,7 @@ def episode_id(task: str, seed: int) -> str:
     "The id of the expert episode of `task` with env seed `seed`, e.g. `reach-v3-s000042`."
     return f"{task}-s{seed:06d}"
 
-
+# %% ../nbs/10_sim.ipynb #ee7b825c
 def generate_episode(task: str, seed: int, image_size: int = DEFAULT_IMAGE_SIZE, camera: str = DEFAULT_CAMERA,
                      max_steps: int = DEFAULT_MAX_STEPS, steps_after_success: int = DEFAULT_STEPS_AFTER_SUCCESS,
                      quality: str = DEFAULT_QUALITY, env: MetaWorldEnv | None = None) -> Episode:
@@ -366,23 +366,6 @@ def _index_row(ep: Episode, rel_path: str) -> dict:
                 path=rel_path, fps=float(ep.fps), instruction=ep.instruction, source=ep.source)
 
 
-class _EnvCache:
-    "Keeps the environment of the last settings used, so that consecutive jobs reuse its OpenGL context."
-
-    def __init__(self): self.key, self.env = None, None
-
-    def get(self, task, image_size, camera, max_steps, quality) -> MetaWorldEnv:
-        key = (task, image_size, camera, max_steps, quality)
-        if key != self.key:
-            self.close()
-            self.env, self.key = MetaWorldEnv(task, 0, image_size, camera, max_steps, quality), key
-        return self.env
-
-    def close(self):
-        if self.env is not None: self.env.close()
-        self.key, self.env = None, None
-
-
 @contextlib.contextmanager
 def _new_episode_folder(out_dir: Path) -> Iterator[str]:
     """An empty folder of `EPISODE_FOLDERS` that the current index does not name, for a new set of episodes.
@@ -406,6 +389,65 @@ def _commit_episodes(out_dir: Path, folder: str, rows: list[dict]) -> None:
     write_jsonl(out_dir / INDEX_NAME, rows)
     for f in EPISODE_FOLDERS:
         if f != folder: shutil.rmtree(out_dir / f, ignore_errors=True)
+
+# %% ../nbs/10_sim.ipynb #38c783b9
+def save_episodes(episodes: Iterable[Episode], out_dir: str | os.PathLike, progress: bool = True) -> dict:
+    "Save `episodes` to `out_dir/episodes/<episode_id>.npz` (or `episodes.alt/`) indexed by `out_dir/episodes.jsonl`; return counts."
+    out_dir, t0, rows, per_task, seen = Path(out_dir), time.perf_counter(), [], {}, {}
+    with _new_episode_folder(out_dir) as folder:
+        for ep in tqdm(episodes, desc="saving episodes", unit="ep", disable=not progress):
+            origin = ep.meta.get("path", f"episode {len(rows)}")
+            if ep.episode_id in seen:
+                raise DataError(f"two episodes share the id {ep.episode_id!r}: {seen[ep.episode_id]} and {origin}", out_dir)
+            seen[ep.episode_id] = origin
+            rel = f"{folder}/{ep.episode_id}.npz"
+            ep.save(out_dir / rel)
+            rows.append(_index_row(ep, rel))
+            per_task[ep.task] = per_task.get(ep.task, 0) + 1
+        _commit_episodes(out_dir, folder, rows)
+    return dict(kept=len(rows), per_task=per_task, seconds=round(time.perf_counter() - t0, 2))
+
+# %% ../nbs/10_sim.ipynb #215c0406
+def read_episode_index(out_dir: str | os.PathLike) -> list[dict]:
+    "The rows of `out_dir/episodes.jsonl`; a missing index raises `DataError` naming it."
+    path = Path(out_dir) / INDEX_NAME
+    if not path.exists(): raise DataError("no episode index here: generate or save episodes first", path)
+    return read_jsonl(path)
+
+# %% ../nbs/10_sim.ipynb #6500074c
+def shuffled_rows(rows: Sequence[dict], seed: int | None) -> list[dict]:
+    "`rows` in a shuffle seeded by `seed` (index order when `seed` is None): episodes of all tasks, interleaved."
+    rows = list(rows)
+    if seed is not None: random.Random(seed).shuffle(rows)
+    return rows
+
+# %% ../nbs/10_sim.ipynb #3a660742
+def load_episodes(out_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
+                  shuffle_seed: int | None = None) -> Iterator[Episode]:
+    "Yield the episodes listed in `out_dir/episodes.jsonl` (optionally only those of `tasks`), in index order or shuffled."
+    out_dir = Path(out_dir)
+    for row in shuffled_rows(read_episode_index(out_dir), shuffle_seed):
+        if tasks is not None and row["task"] not in tasks: continue
+        path = out_dir / row["path"]
+        if not path.exists(): raise DataError(f"episode {row['episode_id']!r} listed in {INDEX_NAME} is missing", path)
+        yield Episode.load(path)
+
+# %% ../nbs/10_sim.ipynb #a7cfe431
+class _EnvCache:
+    "Keeps the environment of the last settings used, so that consecutive jobs reuse its OpenGL context."
+
+    def __init__(self): self.key, self.env = None, None
+
+    def get(self, task, image_size, camera, max_steps, quality) -> MetaWorldEnv:
+        key = (task, image_size, camera, max_steps, quality)
+        if key != self.key:
+            self.close()
+            self.env, self.key = MetaWorldEnv(task, 0, image_size, camera, max_steps, quality), key
+        return self.env
+
+    def close(self):
+        if self.env is not None: self.env.close()
+        self.key, self.env = None, None
 
 
 _WORKER_CACHE: _EnvCache | None = None
@@ -431,7 +473,7 @@ def _episode_job(job: dict, cache: _EnvCache | None = None) -> dict:
         raise LapaError(f"generating {job['task']} seed {job['seed']} failed: {type(e).__name__}: {e}") from None
     return dict(_index_row(ep, rel), kept=kept, seconds=time.perf_counter() - t0)
 
-# %% ../nbs/10_sim.ipynb #a7cfe431
+
 def generate_episodes(out_dir: str | os.PathLike, tasks: str | Sequence[str] = "MT10", episodes_per_task: int = 1,
                       seed_start: int = 0, image_size: int = DEFAULT_IMAGE_SIZE, camera: str = DEFAULT_CAMERA,
                       max_steps: int = DEFAULT_MAX_STEPS, steps_after_success: int = DEFAULT_STEPS_AFTER_SUCCESS,
@@ -488,48 +530,6 @@ def generate_episodes(out_dir: str | os.PathLike, tasks: str | Sequence[str] = "
              summary["failed"], seconds)
     if summary["skipped"]: _log.warning("expert failed and episode skipped: %s", ", ".join(summary["skipped"]))
     return summary
-
-# %% ../nbs/10_sim.ipynb #38c783b9
-def save_episodes(episodes: Iterable[Episode], out_dir: str | os.PathLike, progress: bool = True) -> dict:
-    "Save `episodes` to `out_dir/episodes/<episode_id>.npz` (or `episodes.alt/`) indexed by `out_dir/episodes.jsonl`; return counts."
-    out_dir, t0, rows, per_task, seen = Path(out_dir), time.perf_counter(), [], {}, {}
-    with _new_episode_folder(out_dir) as folder:
-        for ep in tqdm(episodes, desc="saving episodes", unit="ep", disable=not progress):
-            origin = ep.meta.get("path", f"episode {len(rows)}")
-            if ep.episode_id in seen:
-                raise DataError(f"two episodes share the id {ep.episode_id!r}: {seen[ep.episode_id]} and {origin}", out_dir)
-            seen[ep.episode_id] = origin
-            rel = f"{folder}/{ep.episode_id}.npz"
-            ep.save(out_dir / rel)
-            rows.append(_index_row(ep, rel))
-            per_task[ep.task] = per_task.get(ep.task, 0) + 1
-        _commit_episodes(out_dir, folder, rows)
-    return dict(kept=len(rows), per_task=per_task, seconds=round(time.perf_counter() - t0, 2))
-
-
-def read_episode_index(out_dir: str | os.PathLike) -> list[dict]:
-    "The rows of `out_dir/episodes.jsonl`; a missing index raises `DataError` naming it."
-    path = Path(out_dir) / INDEX_NAME
-    if not path.exists(): raise DataError("no episode index here: generate or save episodes first", path)
-    return read_jsonl(path)
-
-
-def shuffled_rows(rows: Sequence[dict], seed: int | None) -> list[dict]:
-    "`rows` in a shuffle seeded by `seed` (index order when `seed` is None): episodes of all tasks, interleaved."
-    rows = list(rows)
-    if seed is not None: random.Random(seed).shuffle(rows)
-    return rows
-
-
-def load_episodes(out_dir: str | os.PathLike, tasks: Sequence[str] | None = None,
-                  shuffle_seed: int | None = None) -> Iterator[Episode]:
-    "Yield the episodes listed in `out_dir/episodes.jsonl` (optionally only those of `tasks`), in index order or shuffled."
-    out_dir = Path(out_dir)
-    for row in shuffled_rows(read_episode_index(out_dir), shuffle_seed):
-        if tasks is not None and row["task"] not in tasks: continue
-        path = out_dir / row["path"]
-        if not path.exists(): raise DataError(f"episode {row['episode_id']!r} listed in {INDEX_NAME} is missing", path)
-        yield Episode.load(path)
 
 # %% ../nbs/10_sim.ipynb #e18e7a5d
 def time_rendering(task: str = "push-v3", sizes: Sequence[int] = (64, 96, 128, 224),
@@ -589,7 +589,7 @@ def find_videos(folder: str | os.PathLike) -> list[Path]:
             else: _log.warning("skipped %s: a link to nothing (%s)", p, os.readlink(p) if p.is_symlink() else "not a file")
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
-
+# %% ../nbs/10_sim.ipynb #b2151fbc
 def centre_crop_resize(frame: np.ndarray, size: int) -> np.ndarray:
     "Crop the central square of an (H, W, 3) frame and resize it to (size, size, 3)."
     h, w = frame.shape[:2]
@@ -599,7 +599,7 @@ def centre_crop_resize(frame: np.ndarray, size: int) -> np.ndarray:
     if side == size: return np.ascontiguousarray(square)
     return np.asarray(Image.fromarray(square).resize((size, size), Image.Resampling.BILINEAR))
 
-
+# %% ../nbs/10_sim.ipynb #a9dd2c19
 def _check_complete(decoded: int, counted: int, duration_us: int | None, rate, path) -> None:
     """A `DataError` when far fewer frames decoded than the container announces: a file cut short (a copy that
     stopped) decodes without an error up to where it ends. The announced count is the stream's frame count where the
@@ -631,7 +631,7 @@ def read_video(path: str | os.PathLike, image_size: int = DEFAULT_IMAGE_SIZE,
     if not frames: raise DataError("the video holds no frames", path)
     return np.stack(frames), (float(rate) if rate else None), tuple(size)
 
-
+# %% ../nbs/10_sim.ipynb #d4df1d8d
 def video_episode_id(rel_path: str) -> str:
     """An episode id from a video's relative path: `vid-`, the path's ASCII letters and digits (the rest replaced by
     '-'), and 12 hex digits of the path's SHA-256, so that paths that read alike keep distinct ids."""
@@ -642,7 +642,7 @@ def video_episode_id(rel_path: str) -> str:
     readable = re.sub(r"[^A-Za-z0-9_\-]+", "-", rel_path).strip("-")
     return "-".join(filter(None, ["vid", readable, digest]))
 
-
+# %% ../nbs/10_sim.ipynb #a549a3b9
 def _read_instructions(instructions: str | os.PathLike | Mapping[str, str] | None) -> dict[str, str]:
     if instructions is None: return {}
     where = None if isinstance(instructions, Mapping) else instructions

@@ -30,17 +30,17 @@ log = get_logger("lapa.train")
 __all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
-           'finish_loggers', 'fit', 'NonFiniteWatch', 'first_non_finite', 'diverged', 'non_finite_callback',
+           'finish_loggers', 'fit', 'first_non_finite', 'diverged', 'NonFiniteWatch', 'non_finite_callback',
            'run_relative', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'staging_folder', 'carry_over', 'replace_folder', 'write_model_folder', 'read_model_folder', 'read_weights',
-           'state_sha256', 'weights_sha256', 'check_finite', 'pick_device', 'check_state_indices', 'load_weights']
+           'staging_folder', 'carry_over', 'replace_folder', 'check_finite', 'write_model_folder', 'read_model_folder',
+           'read_weights', 'state_sha256', 'weights_sha256', 'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
     "A config enum as its plain value (anything else unchanged)."
     return v.value if isinstance(v, Enum) else v
 
-
+# %% ../nbs/03_train.ipynb #c5cfa2df
 def cfg_get(node: Any, key: str, default: Any = None) -> Any:
     "`node[key]` of a config node or dict, or `node.key` of an object, enums as plain values; `default` when missing or None."
     if node is None: return default
@@ -67,12 +67,12 @@ def lightning_precision(precision: str, accelerator: str) -> str:
     if precision != "auto": return PRECISIONS[precision]
     return "bf16-mixed" if gpu else "32-true"
 
-
+# %% ../nbs/03_train.ipynb #fc2c21d7
 def autocast_dtype(precision: str) -> torch.dtype | None:
     "The autocast dtype of a Lightning precision string (`bf16-mixed` -> bfloat16), None for full precision."
     return {"bf16": torch.bfloat16, "16": torch.float16}.get(str(precision).split("-")[0])
 
-
+# %% ../nbs/03_train.ipynb #a28f469a
 def resolve_accelerator(accelerator: str, key: str = "accelerator") -> str:
     """`auto` as `gpu` when CUDA is available, else `cpu`; any other value unchanged, but `gpu` without a visible CUDA
     device is a `ConfigError` naming the config `key`."""
@@ -81,7 +81,7 @@ def resolve_accelerator(accelerator: str, key: str = "accelerator") -> str:
     if accelerator != "auto": return accelerator
     return "gpu" if torch.cuda.is_available() else "cpu"
 
-
+# %% ../nbs/03_train.ipynb #5bcf209e
 def parse_devices(devices: str) -> int | str | list[int]:
     "`auto`, a count (`4`, `-1` for all) or a list of ids (`0,1`) as Lightning takes them."
     d = str(devices).replace(" ", "")
@@ -107,17 +107,17 @@ def compile_blocks(blocks: Iterable[nn.Module], backend: str = "inductor", mode:
         n += 1
     return n
 
-
+# %% ../nbs/03_train.ipynb #4ba28129
 def compile_options(tc) -> dict | None:
     "The `compile_blocks` keywords a trainer config asks for (`compile`, `compile_backend`, `compile_mode`), or None."
     return dict(backend=tc.compile_backend, mode=tc.compile_mode) if tc.compile else None
 
-
+# %% ../nbs/03_train.ipynb #69cc1ae3
 def compile_choice(c) -> bool | str:
     "A benchmark config's `compile` and `compile_mode` as one `compile` argument: False, True (inductor's default) or the mode."
     return (c.compile_mode or True) if c.compile else False
 
-
+# %% ../nbs/03_train.ipynb #2ede5794
 def uncompile_blocks(blocks: Iterable[nn.Module]) -> int:
     """Undo `compile_blocks`: the blocks run eagerly again; returns how many were compiled. For evaluation after
     training, which would otherwise recompile every graph for no-grad mode (seen on an H200: 40 s after LAQ's
@@ -145,7 +145,7 @@ def wandb_env(out_dir: Path, mode: str) -> Iterator[None]:
             if v is None: os.environ.pop(k, None)
             else: os.environ[k] = v
 
-
+# %% ../nbs/03_train.ipynb #8672f938
 def wandb_run_id(out_dir: Path) -> str:
     "The W&B run id of the stage folder `out_dir`: read from `wandb_run_id`, or made and written there the first time."
     f = Path(out_dir) / "wandb_run_id"
@@ -153,7 +153,7 @@ def wandb_run_id(out_dir: Path) -> str:
         with atomic_write(f, "w") as fh: fh.write(uuid.uuid4().hex[:12])
     return f.read_text().strip()
 
-
+# %% ../nbs/03_train.ipynb #0759d81c
 def lightning_loggers(out_dir: Path, mode: str, project: str, name: str) -> list:
     "A CSV logger under `out_dir/logs` and, unless `mode` is `disabled`, a W&B logger that resumes the folder's run."
     from lightning.pytorch.loggers import CSVLogger
@@ -165,7 +165,7 @@ def lightning_loggers(out_dir: Path, mode: str, project: str, name: str) -> list
                                    resume="allow", offline=mode == "offline"))
     return loggers
 
-
+# %% ../nbs/03_train.ipynb #9212591f
 def finish_loggers(loggers: list, is_global_zero: bool = True) -> None:
     "Close the W&B runs among `loggers` (on rank 0), so that a later stage in the same process starts cleanly."
     if not is_global_zero: return
@@ -182,6 +182,17 @@ def fit(trainer, *args, **kwargs) -> None:
     if trainer.interrupted: raise KeyboardInterrupt   # versions of Lightning that return from an interrupted fit
 
 # %% ../nbs/03_train.ipynb #nan02e
+def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:
+    "The name of the first floating-point tensor in `tensors` that holds NaN or Inf, or None."
+    return next((k for k, v in tensors.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
+
+# %% ../nbs/03_train.ipynb #ac2506bb
+def diverged(what: str, problem: str, hint: str = "") -> TrainingDiverged:
+    "The error a trainer raises when `what` (a stage) diverged."
+    return TrainingDiverged(f"{what}: {problem}; the run stopped, and no checkpoint holds the diverged weights"
+                            + (f". {hint}" if hint else ""))
+
+# %% ../nbs/03_train.ipynb #8aad5973
 class NonFiniteWatch:
     "The first step whose watched value (`name`: the loss, a gradient norm) is NaN or Inf, noted on its device without a host sync."
     NONE = 2**62
@@ -206,17 +217,6 @@ class NonFiniteWatch:
         "Raise `TrainingDiverged` naming `what`, the step and `hint` if a step was bad."
         step = self.first_bad(reduce)
         if step is not None: raise diverged(what, f"{self.name} became NaN or Inf at step {step}", hint)
-
-
-def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:
-    "The name of the first floating-point tensor in `tensors` that holds NaN or Inf, or None."
-    return next((k for k, v in tensors.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
-
-
-def diverged(what: str, problem: str, hint: str = "") -> TrainingDiverged:
-    "The error a trainer raises when `what` (a stage) diverged."
-    return TrainingDiverged(f"{what}: {problem}; the run stopped, and no checkpoint holds the diverged weights"
-                            + (f". {hint}" if hint else ""))
 
 # %% ../nbs/03_train.ipynb #nan03e
 def non_finite_callback(what: str, hint: str = ""):
@@ -265,7 +265,7 @@ def run_relative(value: Any, run_dir: str | os.PathLike) -> Any:
         return v
     return relative(value)
 
-
+# %% ../nbs/03_train.ipynb #d15bab14
 def _diff(old: dict, new: dict, prefix: str) -> list[str]:
     out = []
     for k in sorted(set(old) | set(new), key=str):
@@ -285,7 +285,7 @@ def identity_diff(old: dict, new: dict) -> list[str]:
         return run_relative(rest, ident.get("run_dir") or folder) if folder else rest
     return _diff(comparable(old), comparable(new), "")
 
-
+# %% ../nbs/03_train.ipynb #00a61f58
 def check_identity(saved: dict | None, identity: dict, where: str, remedy: str) -> None:
     """Refuse the checkpoints at `where` when their run identity `saved` is not `identity`: a `ConfigError` naming the
     first differences and the `remedy`. Checkpoints without one (an older lapa wrote them) resume unchecked, said."""
@@ -304,7 +304,7 @@ def model_json(folder: str | os.PathLike) -> Path | None:
     "The description of the model in `folder`: `config.json`, or an older folder's `model.json`; None without one."
     return next((Path(folder) / n for n in (MODEL_JSON, LEGACY_MODEL_JSON) if (Path(folder) / n).is_file()), None)
 
-
+# %% ../nbs/03_train.ipynb #694d3059
 _HUB_ARGS = ("revision", "cache_dir", "force_download", "local_files_only", "token")
 
 
@@ -319,7 +319,7 @@ def pretrained_folder(model_id: str | os.PathLike, **hub) -> Path:
     from huggingface_hub import snapshot_download
     return Path(snapshot_download(str(model_id), **{k: hub[k] for k in _HUB_ARGS if hub.get(k) is not None}))
 
-
+# %% ../nbs/03_train.ipynb #5e432843
 def _unshared(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     "Detached, contiguous tensors in which no two share memory (tied weights are copied), as safetensors requires."
     seen, out = set(), {}
@@ -344,7 +344,7 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | os.PathLike, 
     finally: tmp.unlink(missing_ok=True)
     return path
 
-
+# %% ../nbs/03_train.ipynb #a45869ba
 def _alive(pid: int) -> bool:
     "Whether a process `pid` runs on this machine (another user's counts)."
     try: os.kill(pid, 0)
@@ -366,7 +366,7 @@ def staging_folder(folder: str | os.PathLike) -> Path:
             log.info("deleting %s, left by a process that is gone", left); shutil.rmtree(left, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{mine}{os.getpid()}_", suffix=".tmp", dir=folder.parent))
 
-
+# %% ../nbs/03_train.ipynb #df33f952
 def carry_over(folder: Path, tmp: Path, own: Iterable[str] = ()) -> list[str]:
     """Link (or, where links fail, copy) into `tmp` every entry of `folder` that `tmp` lacks and that is not one of `own`
     (the names an earlier version of the folder wrote), so that `replace_folder` keeps what others put there (notes, a
@@ -385,7 +385,7 @@ def _link_or_copy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
     try: os.link(src, dst, follow_symlinks=False)
     except OSError: shutil.copy2(src, dst, follow_symlinks=False)
 
-
+# %% ../nbs/03_train.ipynb #81409d49
 def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
     """Put the finished folder `tmp` (from `staging_folder`) in place of `folder`: the previous `folder` moves to `old` first and is deleted once
     `tmp` is in place, so a crash in between leaves a complete folder at `folder` or at `old` (readers fall back to it)."""
@@ -396,14 +396,21 @@ def replace_folder(tmp: Path, folder: Path, old: Path) -> Path:
     shutil.rmtree(old, ignore_errors=True)
     return folder
 
+# %% ../nbs/03_train.ipynb #a88027bd
+def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    "`state`, if every floating-point tensor in it is finite; else a `DataError` naming the first that is not and `path`."
+    bad = first_non_finite(state)
+    if bad is not None: raise DataError(f"the weights hold NaN or Inf (first in {bad!r}): a training run that diverged?", path)
+    return state
 
+# %% ../nbs/03_train.ipynb #07693210
 def write_model_folder(out_dir: str | os.PathLike, state_dict: dict[str, torch.Tensor], info: dict) -> Path:
     "Write `state_dict` to `out_dir/model.safetensors` and `info` + the weights' hash to `config.json`; return the JSON path."
     out_dir = Path(out_dir)
     save_safetensors(state_dict, out_dir / WEIGHTS)
     return write_json(out_dir / MODEL_JSON, dict(info, weights=WEIGHTS, weights_sha256=file_sha256(out_dir / WEIGHTS)))
 
-
+# %% ../nbs/03_train.ipynb #ee4540ad
 def read_model_folder(path: str | os.PathLike, fmt: str, what: str, device: str | torch.device = "cpu") -> tuple[dict, dict, Path]:
     """`(info, state_dict, folder)` of a folder `write_model_folder` wrote (or its `config.json` / weights; an older
     folder's `model.json`), checked: the format tag must be `fmt`, the weights as `read_weights` checks them. `what` names
@@ -435,7 +442,7 @@ def read_weights(info: dict, folder: Path, spec: Path, what: str = "model", devi
     except Exception as e: raise DataError(f"cannot read the weights: {e}", weights) from e
     return check_finite(state, weights)
 
-
+# %% ../nbs/03_train.ipynb #43182d51
 def state_sha256(state: dict[str, torch.Tensor]) -> str:
     "The sha256 of a state dict's names, dtypes, shapes and values: the identity of weights that have no file."
     h = hashlib.sha256()
@@ -449,14 +456,7 @@ def weights_sha256(model: torch.nn.Module) -> str:
     "The identity of a model's weights: its file's sha256 when it was loaded from a folder (`model.weights_sha256`), else `state_sha256`."
     return getattr(model, "weights_sha256", None) or state_sha256(model.state_dict())
 
-
-def check_finite(state: dict[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    "`state`, if every floating-point tensor in it is finite; else a `DataError` naming the first that is not and `path`."
-    bad = first_non_finite(state)
-    if bad is not None: raise DataError(f"the weights hold NaN or Inf (first in {bad!r}): a training run that diverged?", path)
-    return state
-
-
+# %% ../nbs/03_train.ipynb #3c8fca3a
 def pick_device(device: str | torch.device = "auto", key: str = "device") -> torch.device:
     "`auto`: CUDA when available, else CPU; a device this machine lacks is a `ConfigError` naming the config `key`."
     if str(device) == "auto": return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -468,7 +468,7 @@ def pick_device(device: str | torch.device = "auto", key: str = "device") -> tor
         raise ConfigError(f"{key}={device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     return d
 
-
+# %% ../nbs/03_train.ipynb #15870bdd
 def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | None = None, key: str = "state.indices") -> list[int]:
     "A model's state view: distinct non-negative integers (`n` of them when given); else a `DataError` naming `key` and `path`."
     ok = isinstance(indices, list) and all(is_int(i) for i in indices)
@@ -477,7 +477,7 @@ def check_state_indices(indices: Any, path: str | os.PathLike | None, n: int | N
     if n is not None and len(indices) != n: raise DataError(f"{key} names {len(indices)} positions, the model reads {n}", path)
     return indices
 
-
+# %% ../nbs/03_train.ipynb #15cdd0d7
 def _kind(t: torch.Tensor) -> str: return "float" if t.is_floating_point() else "complex" if t.is_complex() else "integer"
 
 

@@ -37,7 +37,7 @@ def laq_fingerprint(folder: str | os.PathLike) -> dict:
     if not weights.exists(): raise DataError("LAQ weights missing", weights)
     return dict(sha256=file_sha256(weights), arch=info.get("arch"), steps=info.get("steps"), path=str(folder.resolve()))   # (load_laq checks it)
 
-
+# %% ../../nbs/21_laq_label.ipynb #bf5407cc
 def source_fingerprint(folder: str | os.PathLike) -> dict:
     "Identity of the dataset in `folder`: its path and the SHA-256 of its manifest (which lists every shard's hash)."
     folder = Path(folder)
@@ -52,7 +52,7 @@ def pair_digest(raw: dict) -> bytes:
     for k in ("0.jpg", "1.jpg"): h.update(len(raw[k]).to_bytes(8, "little")); h.update(raw[k])
     return h.digest()
 
-
+# %% ../../nbs/21_laq_label.ipynb #42d0ff24
 class ShardItem(NamedTuple):
     "One shard read by `ShardPairs`: `frames` (M, 2, 3, H, W) uint8 holds the pairs marked `fresh`, in order."
     row: dict
@@ -216,7 +216,7 @@ def label_datasets(cfg) -> list[str]:
     given = cfg.laq.label.datasets
     return list(given) if given is not None else [f"{cfg.data.out_dir}/{view}" for view in cfg.data.shard.views]
 
-
+# %% ../../nbs/21_laq_label.ipynb #893610f8
 def laq_label(cfg, args: list[str] | None = None) -> int:
     "`lapa laq label [overrides]`: write labelled copies of `laq.label.datasets` with the run's LAQ; exit code 0."
     lc = cfg.laq.label

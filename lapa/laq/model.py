@@ -25,7 +25,7 @@ log = get_logger("lapa.laq")
 
 # %% auto #0
 __all__ = ['log', 'LAQ_FORMAT', 'laq_arch', 'rope_2d', 'apply_rope', 'Attention', 'Block', 'to_unit', 'patchify', 'unpatchify',
-           'LAQEncoder', 'Quantized', 'kmeanspp', 'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer',
+           'LAQEncoder', 'kmeanspp', 'Quantized', 'CodebookQuantizer', 'NSVQ', 'EMAVQ', 'FSQ', 'make_quantizer',
            'code_stats', 'LatentPool', 'LAQDecoder', 'LAQOutput', 'LAQModel', 'count_params', 'save_laq', 'load_laq',
            'laq_dir', 'split_pair', 'evaluate_batch', 'evaluate_laq']
 
@@ -57,7 +57,7 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     x1, x2 = x.chunk(2, -1)
     return x * cos.to(x.dtype) + torch.cat([-x2, x1], -1) * sin.to(x.dtype)
 
-
+# %% ../../nbs/20_laq.ipynb #18fe7cea
 class Attention(nn.Module):
     "Multi-head attention through `scaled_dot_product_attention` (self- or cross-attention)."
 
@@ -104,7 +104,7 @@ def to_unit(x: torch.Tensor, image_size: int | None = None) -> torch.Tensor:
                           antialias=True, align_corners=False).reshape(*lead, x.shape[-3], image_size, image_size)
     return x
 
-
+# %% ../../nbs/20_laq.ipynb #c04cd2f0
 def patchify(x: torch.Tensor, p: int) -> torch.Tensor:
     "`(B, C, H, W)` -> `(B, (H/p)*(W/p), p*p*C)`."
     B, C, H, W = x.shape
@@ -117,7 +117,7 @@ def unpatchify(x: torch.Tensor, p: int, C: int = 3) -> torch.Tensor:
     g = int(round(N ** 0.5))
     return x.reshape(B, g, g, p, p, C).permute(0, 5, 1, 3, 2, 4).reshape(B, C, g * p, g * p)
 
-
+# %% ../../nbs/20_laq.ipynb #29ca971f
 class LAQEncoder(nn.Module):
     "Patch embedding, spatial transformer per frame, causal temporal transformer per patch position."
 
@@ -148,14 +148,6 @@ class LAQEncoder(nn.Module):
         return self.norm(x).view(B, N, T, D).transpose(1, 2)
 
 # %% ../../nbs/20_laq.ipynb #088c62ce
-@dataclass
-class Quantized:
-    "What a quantiser returns."
-    z_q: torch.Tensor      # (B, T, code_dim) quantised vectors (noise-substituted in NSVQ training)
-    indices: torch.Tensor  # (B, T) long
-    commit: torch.Tensor   # scalar commitment loss (0 where the quantiser has none)
-
-
 def kmeanspp(z: torch.Tensor, n: int, centres: torch.Tensor | None = None) -> torch.Tensor:
     "Pick `n` rows of `z` `(M, d)` one by one, each with probability proportional to its squared distance to the nearest centre so far (k-means++)."
     centres = z.new_zeros(0, z.shape[1]) if centres is None else centres
@@ -166,6 +158,14 @@ def kmeanspp(z: torch.Tensor, n: int, centres: torch.Tensor | None = None) -> to
         picked.append(i)
         d2 = torch.minimum(d2, (z - z[i]).pow(2).sum(1))
     return z[picked] + 1e-3 * z.std() * torch.randn(n, z.shape[1], device=z.device, dtype=z.dtype)
+
+# %% ../../nbs/20_laq.ipynb #d2604a21
+@dataclass
+class Quantized:
+    "What a quantiser returns."
+    z_q: torch.Tensor      # (B, T, code_dim) quantised vectors (noise-substituted in NSVQ training)
+    indices: torch.Tensor  # (B, T) long
+    commit: torch.Tensor   # scalar commitment loss (0 where the quantiser has none)
 
 
 def _distributed() -> bool: return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
@@ -323,7 +323,7 @@ class FSQ(nn.Module):
         "FSQ has no codebook to restart: clear the usage counts and return 0."
         self.usage.zero_(); return 0
 
-
+# %% ../../nbs/20_laq.ipynb #a70b431e
 def make_quantizer(a: LAQArch) -> nn.Module:
     "The quantiser `a.quantizer` names."
     if a.quantizer == "nsvq": return NSVQ(a.codebook_size, a.code_dim, a.restart_threshold)
@@ -358,7 +358,7 @@ class LatentPool(nn.Module):
         z = torch.einsum("btd,tdc->btc", h, self.proj) + self.proj_bias
         return self.standardize(z.flatten(1).float()).view_as(z)
 
-
+# %% ../../nbs/20_laq.ipynb #bf9cae54
 class LAQDecoder(nn.Module):
     "Frame t's tokens cross-attending to the latent tokens -> pixels of frame t+gap (or their change)."
 
@@ -381,7 +381,7 @@ class LAQDecoder(nn.Module):
         for blk in self.blocks: x = blk(x, context=ctx, rope=rope)
         return unpatchify(self.head(self.norm(x)), self.a.patch_size, self.a.channels)
 
-
+# %% ../../nbs/20_laq.ipynb #99427327
 @dataclass
 class LAQOutput:
     "Losses and by-products of `LAQModel.forward` (MSEs are over pixels in [0, 1])."
@@ -392,7 +392,7 @@ class LAQOutput:
     indices: torch.Tensor    # (B, num_tokens) the latent action codes
     recon: torch.Tensor      # (B, 3, H, W) the reconstruction of frame t+gap
 
-# %% ../../nbs/20_laq.ipynb #99427327
+
 class LAQModel(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa", "latent-actions"]):
     """Latent action quantisation: `encode` a frame pair to codes, `decode` frame t + codes to frame t+gap. Shared the
     Hugging Face way: `save_pretrained(folder)` / `LAQModel.from_pretrained(folder or hub id)`."""
@@ -492,7 +492,7 @@ def load_laq(path: str | os.PathLike, device: str | torch.device = "cpu") -> LAQ
     except (ConfigError, KeyError, TypeError) as e: raise DataError(f"bad LAQ arch: {e}", model_json(folder)) from e
     return load_weights(lambda: LAQModel(arch), state, folder / WEIGHTS, model_json(folder)).to(device).eval()
 
-
+# %% ../../nbs/20_laq.ipynb #74f559c4
 def laq_dir(cfg) -> Path:
     "The LAQ stage folder of the run."
     return Path(cfg.run_dir) / "laq"
@@ -506,7 +506,7 @@ def split_pair(batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         raise DataError(f"batch['frames'] must be (B, 2, 3, H, W), got {tuple(frames.shape)}")
     return frames[:, 0].contiguous(), frames[:, 1].contiguous()
 
-
+# %% ../../nbs/20_laq.ipynb #ee1bf88d
 @torch.no_grad()
 def evaluate_batch(model: LAQModel, frame_t: torch.Tensor, frame_t1: torch.Tensor) -> dict[str, torch.Tensor]:
     "Reconstruction, shuffled-codes and copy MSE of one batch in eval mode, and its codes (`indices`)."
@@ -521,7 +521,7 @@ def evaluate_batch(model: LAQModel, frame_t: torch.Tensor, frame_t1: torch.Tenso
     return dict(recon_mse=out.recon_mse, copy_mse=out.copy_mse, shuffled_mse=shuffled, perplexity=ppl,
                 codes_used=used.float(), indices=out.indices)
 
-
+# %% ../../nbs/20_laq.ipynb #f114c946
 @torch.no_grad()
 def evaluate_laq(model: LAQModel, batches: Any, max_batches: int = 8, device: str | torch.device | None = None) -> dict:
     "Mean MSEs (own codes, shuffled codes, copy baseline) over up to `max_batches` loader batches, and the code use over all of them."

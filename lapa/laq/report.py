@@ -44,7 +44,7 @@ def show_images(rows: list[tuple[str, list]], titles: list[str] | None = None, s
     fig.tight_layout()
     return fig
 
-
+# %% ../../nbs/22_laq_report.ipynb #42671557
 @torch.no_grad()
 def recon_grid(model: LAQModel, frame_t: torch.Tensor, frame_t1: torch.Tensor):
     "Figure: frame t, true frame t+gap and the reconstruction from the pair's own codes (in each column's title)."
@@ -59,7 +59,7 @@ def code_features(indices: torch.Tensor, codebook_size: int) -> np.ndarray:
     "One-hot features `(B, num_tokens * codebook_size)` of latent codes `(B, num_tokens)`, for linear probes."
     return F.one_hot(indices.long().cpu(), codebook_size).flatten(1).float().numpy()
 
-
+# %% ../../nbs/22_laq_report.ipynb #19f9bbb2
 def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                  ridge: float = 1e-3) -> np.ndarray:
     """Test R² per target dimension `(D,)` of a ridge regression from `x` to `y` `(N, D)` fitted on the training rows
@@ -91,7 +91,7 @@ class PairSet:
         mask = np.arange(self.action.shape[1])[None, :] < steps[:, None]
         return (self.action * mask[..., None]).sum(1) / steps[:, None]
 
-
+# %% ../../nbs/22_laq_report.ipynb #147f553d
 def collect_pairs(dataset: str | os.PathLike, split: str = "train", max_pairs: int = 4000, seed: int = 0) -> PairSet:
     "Up to `max_pairs` pairs of `split` of a dataset with actions (train: seeded shuffle; val: in order)."
     from lapa.loading import LAPADataModule
@@ -118,12 +118,12 @@ def continuous_latents(model: LAQModel, frames: torch.Tensor, batch_size: int = 
     model.eval(); dev = next(model.parameters()).device
     return torch.cat([model.latent(b[:, 0].to(dev), b[:, 1].to(dev)).flatten(1).cpu() for b in frames.split(batch_size)]).numpy()
 
-
+# %% ../../nbs/22_laq_report.ipynb #b8e220cf
 def r2_text(x: float | None) -> str:
     "An R² as the reports write it: three decimals, or `–` where it is undefined (the target constant in the val split)."
     return "–" if x is None else f"{x:.3f}"
 
-
+# %% ../../nbs/22_laq_report.ipynb #9cdfe06a
 def probe_actions(model: LAQModel, train: PairSet, val: PairSet, ridge: float = 1e-3, seed: int = 0) -> dict:
     """Val R² per action dimension of ridge probes fitted on train: from the codes, from a random assignment of the
     same codes, and from the continuous latent."""
@@ -155,7 +155,7 @@ def other_episode_order(episodes: list[str], seed: int = 0) -> np.ndarray:
         p[bad], p[swap] = p[swap], p[bad].copy()
     raise DataError("could not pair every frame with another episode (one episode holds most pairs)")
 
-
+# %% ../../nbs/22_laq_report.ipynb #381f8cf5
 def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
     "P(score of a positive > score of a negative), ties counted half (the Mann-Whitney AUROC)."
     s = np.r_[neg, pos]; ranks = np.empty(len(s)); order = s.argsort(kind="mergesort"); ranks[order] = np.arange(1, len(s) + 1)
@@ -164,7 +164,7 @@ def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
         if m.sum() > 1: ranks[m] = ranks[m].mean()
     return float((ranks[len(neg):].sum() - len(pos) * (len(pos) + 1) / 2) / (len(neg) * len(pos)))
 
-
+# %% ../../nbs/22_laq_report.ipynb #c9b1bcc7
 @torch.no_grad()
 def pair_errors(model: LAQModel, ft: torch.Tensor, ft1: torch.Tensor, batch_size: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "Per pair: reconstruction MSE from its own codes, copy-frame MSE, and the codes."
@@ -177,7 +177,7 @@ def pair_errors(model: LAQModel, ft: torch.Tensor, ft1: torch.Tensor, batch_size
         copy.append(F.mse_loss(start, target, reduction="none").mean((1, 2, 3)).cpu()); codes.append(c.cpu())
     return torch.cat(rec).numpy(), torch.cat(copy).numpy(), torch.cat(codes).numpy()
 
-
+# %% ../../nbs/22_laq_report.ipynb #b5af4b53
 def shuffle_test(model: LAQModel, pairs: PairSet, seed: int = 0) -> dict:
     "Real pairs against pairs whose frame t+gap comes from another episode: errors, separability, code distributions."
     ft, ft1 = pairs.frames[:, 0], pairs.frames[:, 1]
@@ -193,7 +193,7 @@ def shuffle_test(model: LAQModel, pairs: PairSet, seed: int = 0) -> dict:
                 auroc=auroc(ratio_r, ratio_s), code_tv_distance=[round(float(x), 4) for x in 0.5 * np.abs(h_r - h_s).sum(1)],
                 code_hist_real=h_r.round(4).tolist(), code_hist_shuffled=h_s.round(4).tolist(), pairs=len(pairs))
 
-
+# %% ../../nbs/22_laq_report.ipynb #0d0dc8cb
 def code_histogram_figure(shuffle: dict):
     "Bar chart per latent token: how often each code is used by real and by shuffled pairs."
     import matplotlib.pyplot as plt
@@ -225,7 +225,7 @@ def pick_transfer(pairs: PairSet, n_sources: int, n_targets: int) -> tuple[list[
             targets.append(i); used.add(pairs.episodes[i]); seen_tasks.add(pairs.tasks[i])
     return sources, targets
 
-
+# %% ../../nbs/22_laq_report.ipynb #64727af0
 @torch.no_grad()
 def latent_transfer(model: LAQModel, pairs: PairSet, n_sources: int = 4, n_targets: int = 5) -> tuple[dict, object]:
     "Decode the codes of source pairs on target first frames; return the cycle accuracy and the figure."
@@ -255,7 +255,7 @@ def save_figure(fig, path: str | os.PathLike) -> Path:
     plt.close(fig)
     return Path(path)
 
-
+# %% ../../nbs/22_laq_report.ipynb #a15315ce
 def report_markdown(r: dict) -> str:
     "The report as markdown tables."
     pr, sh, tr = r["probe"], r["shuffle"], r["transfer"]
@@ -277,7 +277,7 @@ def report_markdown(r: dict) -> str:
               "![transfer](transfer.png)", "", "## Reconstructions", "", "![reconstructions](recon.png)", ""]
     return "\n".join(lines)
 
-
+# %% ../../nbs/22_laq_report.ipynb #d6c47e64
 def laq_report_run(laq: str | os.PathLike, dataset: str | os.PathLike, out_dir: str | os.PathLike, max_pairs: int = 4000,
                    ridge: float = 1e-3, transfer_sources: int = 4, transfer_targets: int = 5, seed: int = 0) -> dict:
     "Run the four diagnostics of the LAQ checkpoint `laq` on `dataset` (with actions); write the report to `out_dir`."

@@ -38,7 +38,7 @@ def laq_optimizer(model: nn.Module, lr: float, weight_decay: float, fused: bool 
     return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}],
                              lr=lr, betas=(0.9, 0.99), fused=True if fused and next(model.parameters()).device.type in ("cpu", "cuda") else None)
 
-
+# %% ../../nbs/20a_laq_train.ipynb #81e1d349
 class LAQModule(pl.LightningModule):
     "LAQ training in Lightning: the model, the step, the metrics, restarts, AdamW with warm-up and cosine decay."
 
@@ -118,7 +118,7 @@ def laq_dataset_dir(cfg) -> Path:
     "The dataset LAQ trains on: `laq.dataset`, else the run's `video` view."
     return Path(cfg.laq.dataset) if cfg.laq.dataset else Path(cfg.data.out_dir) / "video"
 
-
+# %% ../../nbs/20a_laq_train.ipynb #60c83122
 IDENTITY = "identity.json"   # beside the checkpoints: the run they belong to
 LAQ_IDENTITY_VOLATILE = ("max_steps", "batch_size", "precision", "accelerator", "strategy", "devices", "num_nodes", "log_every",
                          "ckpt_every", "val_every", "eval_batches", "resume", "wandb", "wandb_project", "compile",
@@ -135,7 +135,7 @@ def laq_run_identity(cfg, dataset: Path, arch: LAQArch) -> dict:
                 run_dir=str(Path(cfg.run_dir).resolve()),
                 loader={"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)})
 
-
+# %% ../../nbs/20a_laq_train.ipynb #e8da8ae0
 def resume_checkpoint(resume: str, out_dir: Path, identity: dict | None = None) -> Path | None:
     """The checkpoint to resume from: with `auto`, `last.ckpt` (written when a launch ends) or else the newest
     periodic `step*.ckpt` (a launch that crashed); `never`: none; otherwise the given path, which must exist. With
