@@ -134,6 +134,9 @@ def _run_verb(argv: list[str]):
         from lapa.provenance import record_run
         from lapa.stages import stage_out
         record_run(cfg, stage_out(cfg, _STAGE_OF_VERB[path]), command)
+    elif path == ("pipeline",) and launch_rank() == 0 and result == 0:   # the run folder: the command that made it (the ledger reads it)
+        from lapa.provenance import record_run
+        record_run(cfg, cfg.run_dir, command)
     return result
 
 # %% ../nbs/02_cli.ipynb #b646b53f
