@@ -30,7 +30,7 @@ _log = get_logger("lapa.eval")
 # %% auto #0
 __all__ = ['RequestSpec', 'policy_observation', 'policy_image_size', 'run_episode', 'PolicySpec', 'rollouts', 'summarise',
            'write_video', 'results_markdown', 'plot_results', 'eval_identity', 'read_partial', 'kept_episodes',
-           'EpisodeLog', 'eval_plan', 'latency', 'evaluate', 'policy_for_eval', 'cli_eval']
+           'EpisodeLog', 'eval_plan', 'latency', 'policy_for_eval', 'evaluate', 'cli_eval']
 
 # %% ../nbs/60_eval.ipynb #5e0b72d3
 @dataclass(frozen=True)
@@ -65,17 +65,17 @@ class RequestSpec:
         out[PROMPT_KEY] = instruction
         return out
 
-
+# %% ../nbs/60_eval.ipynb #ac87bd42
 def policy_observation(obs: dict, instruction: str, image_size: int | None = None) -> dict:
     "The simulator's observation in the keys a policy is asked with, all of it (the image resized to `image_size` when given)."
     return RequestSpec(image_size=image_size).observation(obs, instruction)
 
-
+# %% ../nbs/60_eval.ipynb #8d3aa74b
 def policy_image_size(metadata: dict | None) -> int | None:
     "The square image size a policy's metadata asks for (None: any, or no image)."
     return RequestSpec.of(metadata).image_size
 
-
+# %% ../nbs/60_eval.ipynb #36d7b79f
 def run_episode(policy: Policy, env: MetaWorldEnv, seed: int, max_steps: int, replan_steps: int | None = None,
                 record: bool = False, image_size: int | None = None, temporal_ensemble: bool = False,
                 ensemble_decay: float = 0.01, render: str = "request", timings: dict | None = None) -> tuple[dict, np.ndarray | None]:
@@ -124,7 +124,7 @@ class PolicySpec:
     def build(self) -> Policy:
         return resolve_callable(self.target, "policy spec: ")(**self.kwargs)
 
-
+# %% ../nbs/60_eval.ipynb #aa0042a7
 _WORKER: dict = {}
 
 
@@ -201,7 +201,7 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
     rows.sort(key=lambda r: order[(r["task"], r["seed"])])
     return rows, clips
 
-
+# %% ../nbs/60_eval.ipynb #df41349d
 def summarise(rows: Sequence[dict]) -> dict:
     "Success rate (and mean steps of the successful episodes) per task, and overall as the mean over tasks."
     tasks = {}
@@ -229,7 +229,7 @@ def _encode_video(frames: np.ndarray, extension: str, **kw) -> bytes:
     import imageio.v3 as iio
     return iio.imwrite("<bytes>", np.asarray(frames, np.uint8), extension=extension, **kw)
 
-
+# %% ../nbs/60_eval.ipynb #6ffb9589
 def results_markdown(results: dict) -> str:
     "A markdown table: success per task and overall, for the policy and (where run) the expert."
     pol, exp = results["policy"], results.get("expert")
@@ -245,7 +245,7 @@ def results_markdown(results: dict) -> str:
                  + (f" **{exp['overall']['success_rate']:.0%}** ({exp['overall']['successes']}/{exp['overall']['episodes']}) |" if exp else ""))
     return "\n".join(lines) + "\n"
 
-
+# %% ../nbs/60_eval.ipynb #28b2c1e9
 def plot_results(results: dict, path: str | os.PathLike | None = None):
     "A bar plot of success per task (policy beside expert); saved to `path` when given; returns the figure."
     import matplotlib.pyplot as plt
@@ -271,7 +271,7 @@ def eval_identity(plan: Mapping, metadata: Mapping) -> dict:
     return json.loads(json.dumps(dict(plan={k: plan[k] for k in keys}, policy={k: v for k, v in metadata.items() if k != "server"}),
                                  default=str))   # as it reads back from partial.jsonl
 
-
+# %% ../nbs/60_eval.ipynb #7c1b0796
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -288,7 +288,7 @@ def read_partial(partial: Path) -> tuple[dict, list[dict]]:
     if not isinstance(head, dict): raise DataError("its first line is not an evaluation's identity", partial)
     return head, rows
 
-
+# %% ../nbs/60_eval.ipynb #88662ac3
 def kept_episodes(partial: Path, identity: dict) -> list[dict]:
     "The finished episodes in `partial` (an interrupted evaluation's) when it is this evaluation's, else none (said why)."
     if not partial.is_file(): return []
@@ -305,7 +305,7 @@ def kept_episodes(partial: Path, identity: dict) -> list[dict]:
     _log.warning("%s holds episodes this evaluation cannot use (fields, their types, tasks, seeds or repeats): not resumed", partial)
     return []
 
-
+# %% ../nbs/60_eval.ipynb #72eb75a0
 class EpisodeLog:
     """An evaluation's `partial.jsonl` while it runs: written afresh (atomically) with `head` and the `kept` episodes, then
     one line per episode as it ends, flushed at once (a killed process loses at most the episodes under way)."""
@@ -337,14 +337,31 @@ def eval_plan(cfg) -> dict:
                 temporal_ensemble=bool(pc.temporal_ensemble), ensemble_decay=float(pc.ensemble_decay),
                 image_size=int(sim.image_size), camera=str(sim.camera))
 
-
+# %% ../nbs/60_eval.ipynb #31539f17
 def latency(timings: dict) -> dict:
     "p50 / p90 of the policy's own `infer_ms` and of the whole request (`call_ms`), in ms."
     def pct(xs, q): return round(float(np.percentile(xs, q)), 3) if xs else None
     inf, call = timings.get("infer_ms", []), timings.get("call_ms", [])
     return dict(requests=len(call), infer_ms_p50=pct(inf, 50), infer_ms_p90=pct(inf, 90), call_ms_p50=pct(call, 50), call_ms_p90=pct(call, 90))
 
+# %% ../nbs/60_eval.ipynb #b9bc44ea
+def policy_for_eval(cfg) -> PolicySpec | Policy:
+    """The policy `lapa eval` evaluates, as a spec each worker builds: the run's policy in process (`lapa.policy.load_policy`
+    with this config), or a client of `cfg.eval.server` (lapa's or openpi's). With `eval.record_dir` every request and
+    reply is saved there for replay (`lapa.policy.PolicyRecorder`): one recorder, so the policy runs in this process."""
+    e = cfg.eval
+    if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)))
+    elif e.client == "openpi":
+        if importlib.util.find_spec("openpi_client") is None:
+            raise ConfigError("eval.client=openpi needs openpi's client, an optional extra: pip install 'lapa[openpi]'")
+        spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
+                          dict(host=e.server if "://" in e.server else f"ws://{e.server}", api_key=cfg.serve.api_key or None))
+    else: spec = PolicySpec("lapa.serving:WebsocketPolicyClient", dict(host=e.server, connect_timeout_s=float(e.connect_timeout_s),
+                                                                       request_timeout_s=float(e.request_timeout_s),
+                                                                       api_key=cfg.serve.api_key or None))
+    return PolicyRecorder(spec.build(), e.record_dir) if e.record_dir else spec
 
+# %% ../nbs/60_eval.ipynb #b8442c12
 def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None = None, policy_name: str | None = None,
              progress: bool = True) -> dict:
     """Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs.
@@ -396,24 +413,7 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
               "n/a" if results["episodes_per_minute"] is None else f"{results['episodes_per_minute']:.0f}", out)
     return results
 
-
-def policy_for_eval(cfg) -> PolicySpec | Policy:
-    """The policy `lapa eval` evaluates, as a spec each worker builds: the run's policy in process (`lapa.policy.load_policy`
-    with this config), or a client of `cfg.eval.server` (lapa's or openpi's). With `eval.record_dir` every request and
-    reply is saved there for replay (`lapa.policy.PolicyRecorder`): one recorder, so the policy runs in this process."""
-    e = cfg.eval
-    if not e.server: spec = PolicySpec("lapa.policy:load_policy_from", dict(config=OmegaConf.to_container(redacted(cfg), resolve=True, enum_to_str=True)))
-    elif e.client == "openpi":
-        if importlib.util.find_spec("openpi_client") is None:
-            raise ConfigError("eval.client=openpi needs openpi's client, an optional extra: pip install 'lapa[openpi]'")
-        spec = PolicySpec("openpi_client.websocket_client_policy:WebsocketClientPolicy",
-                          dict(host=e.server if "://" in e.server else f"ws://{e.server}", api_key=cfg.serve.api_key or None))
-    else: spec = PolicySpec("lapa.serving:WebsocketPolicyClient", dict(host=e.server, connect_timeout_s=float(e.connect_timeout_s),
-                                                                       request_timeout_s=float(e.request_timeout_s),
-                                                                       api_key=cfg.serve.api_key or None))
-    return PolicyRecorder(spec.build(), e.record_dir) if e.record_dir else spec
-
-
+# %% ../nbs/60_eval.ipynb #ec24abc3
 def cli_eval(cfg, args: list[str]) -> int:
     "`lapa eval`: evaluate the run's policy (or the one at `eval.server`) and print the table."
     results = evaluate(policy_for_eval(cfg), cfg)

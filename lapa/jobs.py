@@ -41,7 +41,7 @@ def repo_root() -> Path:
     import lapa
     return Path(lapa.__file__).resolve().parent.parent
 
-
+# %% ../nbs/70_jobs.ipynb #57d738be
 def find_notebook(name: str, folder: str | os.PathLike | None = None) -> Path:
     "The notebook `name`: a path, a file stem (`20_laq`) or the stem without its number (`laq`), in `folder` (`nbs/`)."
     p = Path(name)
@@ -105,7 +105,7 @@ def notebook_parameters(path: str | os.PathLike) -> dict[str, dict]:
             declared.update((t.id, entry(node, None)) for t in node.targets if isinstance(t, ast.Name))
     return declared
 
-
+# %% ../nbs/70_jobs.ipynb #44e3d3c1
 PARAMETER_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "list": (list,), "dict": (dict,)}
 
 
@@ -127,7 +127,7 @@ def parameter_types(annotation: str) -> tuple[type, ...] | None:
     try: return types(ast.parse(annotation, mode="eval").body)
     except SyntaxError: return None
 
-
+# %% ../nbs/70_jobs.ipynb #beb8d53a
 def check_parameters(path: str | os.PathLike, params: dict) -> None:
     """Raise `ConfigError` when `params` names a parameter that the notebook does not declare, or gives one annotated
     with a type `parameter_types` knows a value of another type (a bool is not an int here)."""
@@ -158,7 +158,7 @@ def job_kernel(folder: str | os.PathLike) -> tuple[str, dict[str, str]]:
     write_kernel_spec(str(root / "kernels" / "lapa-job"), overrides={"display_name": "lapa job"})
     return "lapa-job", {"JUPYTER_PATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("JUPYTER_PATH")])])}
 
-
+# %% ../nbs/70_jobs.ipynb #9ceb7f80
 @contextmanager
 def _environ(set_: dict[str, str], unset: tuple[str, ...] = ()):
     "Set and unset environment variables for the block (the kernel inherits them), then restore them."
@@ -225,7 +225,7 @@ def small_png(png: str) -> str:
     Image.open(io.BytesIO(raw)).convert("RGB").quantize(256).save(buf, format="PNG", optimize=True)
     return base64.b64encode(buf.getvalue()).decode() if buf.tell() < len(raw) else png
 
-
+# %% ../nbs/70_jobs.ipynb #f9909024
 def keep_figures(chapter: str | os.PathLike, executed: str | os.PathLike, max_kb: int = 120) -> list[str]:
     """Give the code cells of `chapter` the PNG images their cells (matched by id) drew in `executed`, and no other
     output; images over `max_kb` are left out. The ids of the cells that keep one."""
@@ -248,7 +248,7 @@ def keep_figures(chapter: str | os.PathLike, executed: str | os.PathLike, max_kb
     with atomic_write(chapter, "w") as f: nbformat.write(src, f)
     return kept
 
-
+# %% ../nbs/70_jobs.ipynb #9936a708
 SKIP_FLAGS = ("slow", "gpu")   # nbdev's test flags: cells marked so are left out of a figures run, as the test runner does
 
 
@@ -260,7 +260,7 @@ def without_flagged(nb, flags: tuple[str, ...] = SKIP_FLAGS):
             c.source = "# left out of this run: " + " ".join(marks)
     return nb
 
-
+# %% ../nbs/70_jobs.ipynb #17ffa99f
 def nb_figures(cfg: DictConfig | None, args: list[str]) -> int:
     """`lapa nb figures CHAPTER ...`: execute each chapter in a scratch folder (cells marked `#| slow` or `#| gpu` left
     out) and keep its figures, only, in the chapter. A chapter that fails is named and left as it was; 1 if any failed."""
@@ -292,7 +292,7 @@ def slurm_job(name: str) -> str:
     if s not in SLURM_JOBS: raise ConfigError(f"unknown Slurm job {name!r}; valid: {', '.join(SLURM_JOBS)}")
     return s
 
-
+# %% ../nbs/70_jobs.ipynb #eb994d05
 def slurm_job_cfg(job: str, overrides: list[str]) -> DictConfig:
     "The config of a Slurm job: the job's default profile unless an override picks one (`slurm=local`)."
     picked = any(o.split("=")[0].lstrip("+~") == "slurm" for o in overrides)
@@ -306,12 +306,12 @@ def render_template(text: str, values: dict[str, str], name: str = "template") -
         return values[m.group(1)]
     return re.sub(r"\{\{(\w+)\}\}", sub, text)
 
-
+# %% ../nbs/70_jobs.ipynb #c60e5c3d
 def job_name(sc, name: str) -> str:
     "The Slurm job name of the job `name` under the Slurm config `sc`: `slurm.job_name`, else `lapa-NAME`."
     return sc.job_name or f"lapa-{name}"
 
-
+# %% ../nbs/70_jobs.ipynb #ff979a12
 def sbatch_lines(sc, name: str, workdir: str | os.PathLike) -> list[str]:
     "The `#SBATCH` options of the Slurm config `sc` for the job `name` (`laq`, `nb-20a_laq_train`, ...)."
     opts = [f"--job-name={job_name(sc, name)}"]
@@ -323,7 +323,7 @@ def sbatch_lines(sc, name: str, workdir: str | os.PathLike) -> list[str]:
     opts += [f"--time={sc.time}", f"--chdir={workdir}", f"--output={Path(sc.log_dir) / '%x-%j.out'}", *sc.extra_sbatch]
     return [f"#SBATCH {o}" for o in opts]
 
-
+# %% ../nbs/70_jobs.ipynb #d9ba4cb5
 def container_flags(sc, workdir: str | os.PathLike | None = None) -> list[str]:
     """Pyxis's srun flags for the Slurm config `sc` (none without `container_image`). Unless the config sets them,
     the job's working directory `workdir` is mounted at the same path and is the container's working directory, so
@@ -334,12 +334,12 @@ def container_flags(sc, workdir: str | os.PathLike | None = None) -> list[str]:
     return [f"--container-image={sc.container_image}", *([f"--container-mounts={mounts}"] if mounts else []),
             *([f"--container-workdir={inside}"] if inside else [])]
 
-
+# %% ../nbs/70_jobs.ipynb #30426c2c
 def templates_dir() -> Path:
     "The folder of the sbatch templates (`slurm/` in the repository)."
     return repo_root() / "slurm"
 
-
+# %% ../nbs/70_jobs.ipynb #696ccf38
 def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir: str | os.PathLike | None = None,
                   args: list[str] = (), name: str | None = None) -> str:
     """The sbatch script of `job` for `cfg` (its `slurm` group), passing `args` (the command's own words, e.g. the
@@ -379,14 +379,14 @@ def find_sbatch() -> str:
         raise LapaError("`sbatch` is not on the PATH: submit on a Slurm login node (or print the script with `lapa slurm render`)")
     return sbatch
 
-
+# %% ../nbs/70_jobs.ipynb #3984c886
 def sbatch_submit(script: str | os.PathLike, sbatch: str | None = None) -> str:
     "Submit `script` with `sbatch --parsable` (`sbatch`: its path, else looked up); return the job id."
     r = subprocess.run([sbatch or find_sbatch(), "--parsable", str(script)], capture_output=True, text=True)
     if r.returncode != 0: raise LapaError(f"sbatch refused {script}: {(r.stderr or r.stdout).strip()}")
     return r.stdout.strip().split(";")[0]
 
-
+# %% ../nbs/70_jobs.ipynb #0e61eced
 def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
     """`JOB [key=value ...]` or `nb NOTEBOOK [-p NAME VALUE ...] [key=value ...]` -> (job, its name, the command's own
     words, overrides). An `nb` job's notebook and parameters are checked here, before the job waits in the queue."""
@@ -403,14 +403,14 @@ def _job_args(args: list[str]) -> tuple[str, str, list[str], list[str]]:
     check_parameters(path, params)
     return job, f"nb-{path.stem}", split_words(rest)[0], overrides
 
-
+# %% ../nbs/70_jobs.ipynb #8048a7d6
 def slurm_render(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm render JOB [ARGS] [overrides]`: print the job's sbatch script."
     job, name, words, overrides = _job_args(args)
     print(render_sbatch(slurm_job_cfg(job, overrides), job, overrides, args=words, name=name), end="")
     return 0
 
-
+# %% ../nbs/70_jobs.ipynb #c39ca99c
 def slurm_submit(cfg: DictConfig | None, args: list[str]) -> int:
     "`lapa slurm submit JOB [ARGS] [overrides]`: write `run_dir/slurm/NAME.sbatch`, submit it, print the job id."
     job, name, words, overrides = _job_args(args)

@@ -35,7 +35,7 @@ log = get_logger("lapa.pipeline")
 # %% auto #0
 __all__ = ['log', 'RECORD', 'STARTED', 'VIDEO_ONLY_STAGES', 'LAPA_MADE', 'Stage', 'stage_cfg', 'fingerprint', 'read_record',
            'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_lock',
-           'run_pipeline', 'stage_times', 'cli_pipeline']
+           'stage_times', 'run_pipeline', 'cli_pipeline']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Stage:
         if missing := self.missing_marks(out):
             raise DataError(f"stage {self.name} ended without writing {', '.join(missing)}: not recorded as finished", out)
 
-
+# %% ../nbs/80_pipeline.ipynb #64ab4a92
 RECORD, STARTED = ".pipeline.json", ".pipeline.started.json"
 
 
@@ -74,7 +74,7 @@ def stage_cfg(cfg: DictConfig, stage: Stage) -> DictConfig:
     for k, v in stage.sets(cfg).items(): OmegaConf.update(c, k, v, merge=False)
     return c
 
-
+# %% ../nbs/80_pipeline.ipynb #912dfd83
 def _plain(cfg: DictConfig, key: str) -> Any:
     v = OmegaConf.select(cfg, key, throw_on_missing=True, default=KeyError)
     if v is KeyError: raise ConfigError(f"pipeline: no config key {key!r}")
@@ -101,7 +101,7 @@ def fingerprint(cfg: DictConfig, stage: Stage, input_ids: dict[str, str], relati
     if (sources := stage.sources(cfg)) is not None: body["sources"] = sources   # only where there are any: the others keep theirs
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
 
-
+# %% ../nbs/80_pipeline.ipynb #853f08a6
 def read_record(cfg: DictConfig, stage: Stage) -> dict | None:
     "The stage's `.pipeline.json` if it finished (its record and every mark file exist), else None."
     out = stage.out(cfg)
@@ -127,7 +127,7 @@ def _expert_spec(cfg: DictConfig):
     from lapa.eval import PolicySpec
     return PolicySpec("lapa.policy:ExpertPolicy")
 
-
+# %% ../nbs/80_pipeline.ipynb #7b46dfe7
 def eval_stage_fn(name: str, make_spec: Callable[[DictConfig], Any]) -> Callable[[DictConfig], dict]:
     "The function of an evaluation stage: evaluate the policy `make_spec(cfg)` builds into `eval.out_dir`."
     def run(cfg: DictConfig) -> dict:
@@ -150,7 +150,7 @@ def _stage_folder(stage: str) -> Callable[[DictConfig], Path]:
 
 def _rd(cfg) -> Path: return Path(cfg.run_dir)
 
-
+# %% ../nbs/80_pipeline.ipynb #b218873d
 _DATA_KEYS = ("data.source", "data.out_dir", "data.sim", "data.videos", "data.lerobot", "data.shard")
 _LAQ_KEYS = ("seed", "loader", "laq.num_tokens", "laq.codebook_size", "laq.dataset", "laq.model", "laq.train")
 _VLM_KEYS = ("foundation.model", "laq.num_tokens", "laq.codebook_size")
@@ -195,7 +195,7 @@ def _per_seed_stages(cfg: DictConfig, n: int, seed: int, hierarchical: bool, tes
                              help=f"{ARM_NAMES[name]} closed loop"))
     return out
 
-
+# %% ../nbs/80_pipeline.ipynb #ccce460c
 def benchmark_runs(cfg: DictConfig) -> list[tuple[int, int, bool]]:
     "`(labelled episodes per task, training seed, main)` of every fine-tuning run: the main protocol, then the scaling points."
     b, n = cfg.benchmark, int(cfg.data.labelled.episodes_per_task)
@@ -203,7 +203,7 @@ def benchmark_runs(cfg: DictConfig) -> list[tuple[int, int, bool]]:
     runs += [(int(k), int(s), False) for k in b.label_scaling for s in b.label_scaling_seeds if int(k) != n]
     return runs
 
-
+# %% ../nbs/80_pipeline.ipynb #d2f1802e
 # Without an actions view (`data=videos`) the run is LAQ and latent pretraining; the benchmark's stages need actions.
 VIDEO_ONLY_STAGES = ("data", "laq", "labels", "vlm", "foundation")
 
@@ -219,7 +219,7 @@ def _label_sets(cfg: DictConfig) -> dict:
     from lapa.laq.label import label_datasets
     return {"laq.label.datasets": label_datasets(cfg)}
 
-
+# %% ../nbs/80_pipeline.ipynb #235eecd7
 def pipeline_stages(cfg: DictConfig) -> list[Stage]:
     "Every stage of `cfg`'s run, in the order they run."
     from lapa.foundation.finetune import vlm_dir
@@ -267,7 +267,7 @@ def stage_log(path: Path):
     try: yield
     finally: root.removeHandler(h); h.close()
 
-
+# %% ../nbs/80_pipeline.ipynb #bf2f18c5
 LAPA_MADE = (RECORD, STARTED, RUN_RECORD, "out.log")   # a folder holding one of these was written by lapa
 
 
@@ -284,7 +284,7 @@ def _clear(out: Path, run_dir: Path) -> None:
         log.warning("%s lies outside the run folder: not emptied before the stage runs again", out)
         (out / RECORD).unlink(missing_ok=True)
 
-
+# %% ../nbs/80_pipeline.ipynb #e0f0fe00
 def select_stages(cfg: DictConfig) -> tuple[list[Stage], set[str]]:
     "The stages `pipeline.stages` selects (all when null) and the names `pipeline.force` forces (`all`: every one); names or groups."
     p, stages = cfg.pipeline, pipeline_stages(cfg)
@@ -309,7 +309,7 @@ def select_stages(cfg: DictConfig) -> tuple[list[Stage], set[str]]:
     forced = {s.name for s in stages if "all" in force or s.name in force or s.kind in force}
     return selected, forced
 
-
+# %% ../nbs/80_pipeline.ipynb #3791f327
 def _check_sources(cfg: DictConfig) -> None:
     "A `ConfigError` when the episodes' source folder lies inside `data.out_dir`, which the data stage empties to run again."
     key = {"videos": "data.videos.folder", "lerobot": "data.lerobot.root"}.get(cfg.data.source.value)
@@ -319,7 +319,7 @@ def _check_sources(cfg: DictConfig) -> None:
         raise ConfigError(f"{key}={src} lies inside data.out_dir={out}, which the pipeline empties when the data stage runs "
                           "again: keep the source outside it")
 
-
+# %% ../nbs/80_pipeline.ipynb #6569434c
 @contextlib.contextmanager
 def run_lock(run_dir: Path):
     "Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it."
@@ -339,7 +339,20 @@ def run_lock(run_dir: Path):
         finally:
             if locked: fcntl.flock(f, fcntl.LOCK_UN)
 
+# %% ../nbs/80_pipeline.ipynb #1e2410ca
+def stage_times(cfg: DictConfig) -> list[dict]:
+    "Wall time of each kind of stage (summed over its seeds) from the stages' records; without an actions view, of those that can run."
+    rows: dict[str, dict] = {}
+    video_only = "actions" not in cfg.data.shard.views
+    for st in pipeline_stages(cfg):
+        if video_only and st.name not in VIDEO_ONLY_STAGES: continue
+        rec = read_record(stage_cfg(cfg, st), st)
+        r = rows.setdefault(st.kind, dict(stage=st.kind, help=st.help, runs=0, seconds=0.0, finished=0))
+        r["runs"] += 1
+        if rec: r["seconds"] += rec.get("seconds") or 0.0; r["finished"] += 1
+    return list(rows.values())
 
+# %% ../nbs/80_pipeline.ipynb #82ad43bf
 def run_pipeline(cfg: DictConfig) -> dict:
     "Run the selected stages in order, skipping those whose output matches their fingerprint; return the summary."
     _check_sources(cfg)
@@ -405,20 +418,6 @@ def _run_stages(cfg: DictConfig) -> dict:
         summary["report_seconds"] = round(time.perf_counter() - t0, 1)
     write_json(run_dir / "pipeline.json", summary)
     return summary
-
-
-def stage_times(cfg: DictConfig) -> list[dict]:
-    "Wall time of each kind of stage (summed over its seeds) from the stages' records; without an actions view, of those that can run."
-    rows: dict[str, dict] = {}
-    video_only = "actions" not in cfg.data.shard.views
-    for st in pipeline_stages(cfg):
-        if video_only and st.name not in VIDEO_ONLY_STAGES: continue
-        rec = read_record(stage_cfg(cfg, st), st)
-        r = rows.setdefault(st.kind, dict(stage=st.kind, help=st.help, runs=0, seconds=0.0, finished=0))
-        r["runs"] += 1
-        if rec: r["seconds"] += rec.get("seconds") or 0.0; r["finished"] += 1
-    return list(rows.values())
-
 
 # %% ../nbs/80_pipeline.ipynb #80a984bc
 def cli_pipeline(cfg: DictConfig, args: list[str] | None = None) -> int:

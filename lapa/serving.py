@@ -49,7 +49,7 @@ class PolicyOutputError(LapaError, ValueError):
 class PolicyServerError(LapaError, RuntimeError):
     "The server answered a request with an error (its text is the message)."
 
-
+# %% ../nbs/52_serving.ipynb #47eaee6e
 def shorten(text: str, limit: int = 500) -> str:
     "`text` cut to about `limit` characters (its head and tail), saying how much was cut: error replies and log lines stay small."
     if len(text) <= limit: return text
@@ -90,12 +90,12 @@ def _unpack_hook(obj: dict) -> Any:
         return _check_dtype(obj.get(b"dtype")).type(obj.get(b"data"))
     return obj
 
-
+# %% ../nbs/52_serving.ipynb #6695549c
 def packb(obj: Any) -> bytes:
     "Pack `obj` (dicts, lists, scalars, str and numpy arrays) as msgpack, openpi's way; object arrays raise `ProtocolError`."
     return msgpack.packb(obj, default=_pack_default)
 
-
+# %% ../nbs/52_serving.ipynb #213da3c9
 def unpackb(data: bytes) -> Any:
     "Unpack msgpack bytes with numpy arrays; anything malformed raises `ProtocolError` (never unpickles)."
     if not isinstance(data, (bytes, bytearray, memoryview)): raise ProtocolError(f"expected a binary message, got {type(data).__name__}")
@@ -173,7 +173,7 @@ def _set_torch_threads(n: int) -> None:
     import torch
     torch.set_num_threads(n)
 
-
+# %% ../nbs/52_serving.ipynb #17b6f920
 def is_loopback(host: str) -> bool:
     "Whether `host` only accepts connections from this machine."
     if host == "localhost": return True
@@ -186,7 +186,7 @@ def _check_api_key(key: str) -> None:
     from lapa.config import api_key_problem
     if why := api_key_problem(key): raise ConfigError(f"api_key: {why}")
 
-
+# %% ../nbs/52_serving.ipynb #1a823213
 class PolicyServer:
     "Serve `policy` over websockets in openpi's protocol; `serve_forever()` blocks, `start()`/`stop()` (or `with`) run it on a thread."
 
@@ -410,7 +410,7 @@ class PolicyServer:
     def __enter__(self) -> "PolicyServer": return self.start()
     def __exit__(self, *exc) -> None: self.stop()
 
-
+# %% ../nbs/52_serving.ipynb #3e9cb568
 def serve_policy(policy: Policy, host: str = "127.0.0.1", port: int = 8000, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  workers: int = 4, max_batch: int = 8, batch_wait_ms: float = 2.0) -> None:
     "Serve `policy` until interrupted."
@@ -495,7 +495,7 @@ def load_run_policy(cfg) -> Policy:
         raise LapaError("this lapa has no lapa.policy module: there is no trained policy to load") from e
     return load_policy(cfg)
 
-
+# %% ../nbs/52_serving.ipynb #a4862a8b
 def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
     "A `PolicyServer` for `policy` with the settings of `cfg.serve` (`serve.record_dir`: every request and reply saved there)."
     s = cfg.serve
@@ -508,7 +508,7 @@ def server_from_cfg(policy: Policy, cfg) -> PolicyServer:
                         warmup=bool(s.warmup) and not s.record_dir,   # a recording holds the clients' requests only
                         torch_threads=s.torch_threads)
 
-
+# %% ../nbs/52_serving.ipynb #868ffd86
 def check_port_free(host: str, port: int) -> None:
     "A `LapaError` when `host:port` cannot be bound (in use, or not this machine's address); port 0 (any free port) passes."
     if not port: return
@@ -517,7 +517,7 @@ def check_port_free(host: str, port: int) -> None:
         try: s.bind((host, port))
         except OSError as e: raise LapaError(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
 
-
+# %% ../nbs/52_serving.ipynb #3f63b5ef
 def cli_serve(cfg, args: list[str]) -> int:
     "`lapa serve`: serve the run's policy until interrupted."
     check_port_free(cfg.serve.host, int(cfg.serve.port))   # before the policy loads and warms up, which can take minutes

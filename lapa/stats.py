@@ -74,27 +74,27 @@ def bootstrap_means(outcomes: Mapping[str, np.ndarray], groups: Sequence, n_boot
         for a, x in xs.items(): out[a][start:start + b] = np.take_along_axis(counts @ x, cols, 1).sum(1) / (S * E)
     return out
 
-
+# %% ../nbs/61_stats.ipynb #fcf955ad
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     "The central `level` interval of bootstrap samples (NaNs ignored)."
     lo, hi = np.nanpercentile(samples, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
 
-
+# %% ../nbs/61_stats.ipynb #1b1fdf36
 def paired_difference(boot: Mapping[str, np.ndarray], outcomes: Mapping[str, np.ndarray], a: str, b: str, level: float = 0.95) -> dict:
     "`a - b`: the estimate, its paired bootstrap interval and standard error, and whether the interval excludes zero."
     est = float(np.mean(outcomes[a]) - np.mean(outcomes[b]))
     lo, hi = percentile_interval(boot[a] - boot[b], level)
     return dict(estimate=est, lo=lo, hi=hi, se=float(np.nanstd(boot[a] - boot[b])), significant=bool(lo > 0 or hi < 0))
 
-
+# %% ../nbs/61_stats.ipynb #2cd15b9f
 def gap_share(lapa: float, scratch: float, action_vla: float) -> float | None:
     """`(LAPA - scratch) / (ActionVLA - scratch)`: the share of the scratch -> ActionVLA gap LAPA closes. None (undefined)
     when ActionVLA does not beat scratch: with no gap, or a negative one, the ratio would read as a share it is not."""
     den = action_vla - scratch
     return None if den <= 1e-12 else (lapa - scratch) / den
 
-
+# %% ../nbs/61_stats.ipynb #60131e67
 def gap_share_interval(boot: Mapping[str, np.ndarray], outcomes: Mapping[str, np.ndarray], lapa: str = "lapa",
                        scratch: str = "scratch", action_vla: str = "action_vla", level: float = 0.95) -> dict:
     """The gap share with its paired bootstrap interval; `defined` only when ActionVLA - scratch is itself significant
@@ -121,7 +121,7 @@ def t_quantile(p: float, df: int) -> float:
     if p > cdf[-1]: raise ValueError(f"t_quantile: p={p} is beyond the integrated range for df={df}")
     return float(np.interp(p, cdf, x))
 
-
+# %% ../nbs/61_stats.ipynb #55c133e6
 def expanded_level(n: int, level: float = 0.95) -> float:
     """The level at which to read a bootstrap over `n` resampled clusters so that its interval has the width of Student's
     t interval at `level` (Hesterberg's expanded percentile interval)."""
@@ -142,7 +142,7 @@ def chi2_cdf(x: float, df: int) -> float:
         if term < 1e-16 * total: break
     return min(1.0, math.exp(a * math.log(z) - z - math.lgamma(a)) * total)
 
-
+# %% ../nbs/61_stats.ipynb #487b16db
 def chi2_quantile(p: float, df: int) -> float:
     "The `p` quantile (0 < p < 1) of χ² with `df` degrees of freedom, by bisection on `chi2_cdf`."
     if not 0 < p < 1: raise ValueError(f"chi2_quantile needs 0 < p < 1, got {p}")
@@ -152,7 +152,7 @@ def chi2_quantile(p: float, df: int) -> float:
         lo, hi = (mid, hi) if chi2_cdf(mid, df) < p else (lo, mid)
     return (lo + hi) / 2
 
-
+# %% ../nbs/61_stats.ipynb #0c237267
 def pooled_sd(groups: Sequence[Sequence[float]], level: float = 0.95) -> dict:
     """The pooled within-group standard deviation of `groups` (each a group's values, e.g. one draw's runs), its degrees
     of freedom and its χ² interval at `level` (normal theory). Groups of one value add nothing."""

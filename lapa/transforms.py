@@ -46,12 +46,12 @@ class CompositeTransform:
 
     def __repr__(self) -> str: return f"CompositeTransform({self.transforms})"
 
-
+# %% ../nbs/50_transforms.ipynb #1572bf5f
 def compose(transforms: Sequence[DataTransformFn]) -> CompositeTransform:
     "One transform made of `transforms` applied in order."
     return CompositeTransform(transforms)
 
-
+# %% ../nbs/50_transforms.ipynb #0423f9a3
 @dataclass(frozen=True)
 class Group:
     "Input transforms and the output transforms that undo them; `push` keeps outputs in reverse order."
@@ -72,7 +72,7 @@ def flatten_dict(d: Mapping, sep: str = "/", prefix: str = "") -> dict:
         else: out[key] = v
     return out
 
-
+# %% ../nbs/50_transforms.ipynb #0c7d2ff5
 def unflatten_dict(d: Mapping, sep: str = "/") -> dict:
     "`{'a/b': 1}` -> `{'a': {'b': 1}}`."
     out: dict = {}
@@ -95,7 +95,7 @@ class RepackTransform:
         if missing: raise FieldError(f"missing key(s) {missing}; the sample has {sorted(flat)}", missing[0])
         return unflatten_dict({new: flat[old] for new, old in spec.items()})
 
-
+# %% ../nbs/50_transforms.ipynb #9478fe4d
 @dataclass(frozen=True)
 class InjectDefaultPrompt:
     "Add `prompt` when the sample has none (an existing prompt is kept)."
@@ -143,13 +143,13 @@ class NormStats:
         if missing: raise FieldError(f"normalisation statistics of {key!r} lack {missing} for {mode} mode", key)
         return getattr(self, names[0]), getattr(self, names[1])
 
-
+# %% ../nbs/50_transforms.ipynb #ddb23852
 def norm_stats_from_json(stats: Mapping, rename: Mapping[str, str] | None = None) -> dict[str, NormStats]:
     "`NormStats` per key of a `stats.json` dict; `rename` maps its names to sample keys (e.g. `{'action': 'actions'}`)."
     rename = rename or {}
     return {rename.get(k, k): NormStats.from_dict(v) for k, v in stats.items()}
 
-
+# %% ../nbs/50_transforms.ipynb #a124dafa
 def check_stats_entry(key: str, entry: Any, path: str | os.PathLike | None, dim: int | None = None) -> dict[str, np.ndarray]:
     """One entry of normalisation statistics, checked: its mean/std/q01/q99/min/max are equally long lists of finite
     numbers (`dim` long when given), std >= 0, q01 <= q99 and min <= max; its fields as arrays. Anything else raises
@@ -171,7 +171,7 @@ def check_stats_entry(key: str, entry: Any, path: str | os.PathLike | None, dim:
         if lo in arrays and hi in arrays and (arrays[lo] > arrays[hi]).any(): raise DataError(f"{key}: {lo} exceeds {hi}", path)
     return arrays
 
-
+# %% ../nbs/50_transforms.ipynb #b83bab1d
 def read_stats(path: str | os.PathLike) -> dict:
     """A dataset's `stats.json`, every entry checked by `check_stats_entry`: a `DataError` names the file, the entry and
     the field."""
@@ -181,7 +181,7 @@ def read_stats(path: str | os.PathLike) -> dict:
     for key, entry in stats.items(): check_stats_entry(key, entry, path)
     return stats
 
-
+# %% ../nbs/50_transforms.ipynb #6a22a1c0
 NORM_MODES = ("zscore", "quantile")
 
 
@@ -227,7 +227,7 @@ def normalize(x: np.ndarray | torch.Tensor, stats: NormStats, mode: str = "zscor
     a, b = _sliced(*stats.need(mode, key), x, key)
     return (x - a) / (b + EPS) if mode == "zscore" else (x - a) / (b - a + EPS) * 2.0 - 1.0
 
-
+# %% ../nbs/50_transforms.ipynb #5dac551a
 def unnormalize(x: np.ndarray | torch.Tensor, stats: NormStats, mode: str = "zscore", key: str = "array") -> np.ndarray | torch.Tensor:
     "The inverse of `normalize`."
     x = _as_float(x, key)
@@ -265,7 +265,7 @@ class Normalize:
             out[key] = normalize(data[key], st, self.mode, key)
         return out
 
-
+# %% ../nbs/50_transforms.ipynb #752c79c8
 @dataclass(frozen=True)
 class Unnormalize:
     "Map `keys` back to robot units; each must be in the sample and have statistics."
@@ -283,7 +283,7 @@ class Unnormalize:
             out[key] = unnormalize(data[key], self.norm_stats[key], self.mode, key)
         return out
 
-
+# %% ../nbs/50_transforms.ipynb #9c4d1720
 def model_transforms(norm_stats: Mapping[str, NormStats], mode: str) -> Group:
     """Between robot units and a model's: `Normalize` the state and actions on the way in (an observation has no
     actions, so at inference only the state), `Unnormalize` the actions on the way out. Training, offline evaluation
@@ -310,7 +310,7 @@ def resize_with_pad(images: np.ndarray, height: int, width: int, pad_value: floa
     out = np.clip(np.round(x), 0, 255).astype(np.uint8) if images.dtype == np.uint8 else x.astype(images.dtype)
     return out.reshape(*lead, height, width, images.shape[-1])
 
-
+# %% ../nbs/50_transforms.ipynb #2cf1aaa7
 @dataclass(frozen=True)
 class ResizeImages:
     "Resize (with aspect-preserving padding) the images at `keys` to `height x width`."

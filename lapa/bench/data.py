@@ -37,7 +37,7 @@ def textured_episode(episode_id: str, T: int, size: int, seed: int = 0) -> Episo
     ep.frames = frames
     return ep
 
-
+# %% ../../nbs/90_bench.ipynb #e642baf6
 def bench_dataset(out_dir: str | os.PathLike, image_size: int = 64, num_pairs: int = 2000, pairs_per_episode: int = 100,
                   samples_per_shard: int = 250, seed: int = 0) -> Path:
     "Write a dataset of at least `num_pairs` frame pairs of textured toy episodes into `out_dir` (all in `train`)."
@@ -59,7 +59,7 @@ def extract_files(shards: Sequence[ShardEntry], folder: str | os.PathLike) -> in
             n += 1
     return n
 
-
+# %% ../../nbs/90_bench.ipynb #34ff6527
 class FrameFiles(Dataset):
     "Frame pairs stored one file per field in a folder, read and decoded like shard samples (the file-per-frame reference)."
 
@@ -89,7 +89,7 @@ def _pass_rate(batches) -> tuple[float, int]:
     for b in batches: n += b["size"]
     return _rate(n, time.perf_counter() - t0), n
 
-
+# %% ../../nbs/90_bench.ipynb #8660bb8d
 def decode_rate(raws: Sequence[dict], whole_sample: bool = False) -> float:
     """Frame pairs per second that one process decodes from in-memory bytes in one pass: the two JPEGs of each pair, or
     with `whole_sample` everything `decode_sample` does (JPEGs, JSON, arrays)."""
@@ -99,7 +99,7 @@ def decode_rate(raws: Sequence[dict], whole_sample: bool = False) -> float:
         else: decode_jpeg(r["0.jpg"]); decode_jpeg(r["1.jpg"])
     return _rate(len(raws), time.perf_counter() - t0)
 
-
+# %% ../../nbs/90_bench.ipynb #f3085ee3
 def measure_data(shards: Sequence[ShardEntry], spec: dict | None, work_dir: str | os.PathLike, num_workers: int = 2,
                  batch_size: int = 32, shuffle_buffer: int = 1000, repeats: int = 2) -> dict:
     """Samples/s of the shard loader (its workers started for each pass, and kept from pass to pass as LAQ's data module
@@ -153,7 +153,7 @@ def data_table(result: dict) -> str:
             "decoder and collate; persistent = the shard loader with its workers kept from pass to pass (the best pass)")
     return "\n".join([head + cols, "-" * len(cols), *rows, foot])
 
-
+# %% ../../nbs/90_bench.ipynb #ca53e3f4
 def bench_data(dataset_dir: str | None = None, image_sizes: Sequence[int] = (64, 128), num_pairs: int = 2000,
                num_workers: int = 2, batch_size: int = 32, shuffle_buffer: int = 1000, repeats: int = 2,
                work_dir: str | None = None, seed: int = 0, show: bool = True) -> dict:

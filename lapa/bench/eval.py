@@ -37,7 +37,7 @@ def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], m
                             f"{r['vs_first']:>9.2f}  {r['same_outcomes']}")
     return out
 
-
+# %% ../../nbs/94_bench_eval.ipynb #3b10db8b
 def cli_bench_eval(cfg, args: list[str] | None = None) -> int:
     "`lapa bench eval`: closed-loop episodes per minute, rendering every step beside rendering on request, in 1..N processes."
     b = cfg.bench.eval

@@ -24,7 +24,7 @@ from ..laq.train import laq_optimizer
 from ..train import autocast_dtype, compile_blocks, compile_choice, lightning_precision, pick_device
 
 # %% auto #0
-__all__ = ['lapa_laq_step', 'bench_laq', 'default_batch', 'cli_bench_laq', 'official_laq_dir', 'import_official_laq',
+__all__ = ['lapa_laq_step', 'default_batch', 'bench_laq', 'cli_bench_laq', 'official_laq_dir', 'import_official_laq',
            'official_laq_step', 'bench_laq_against']
 
 # %% ../../nbs/91_bench_laq.ipynb #4a49fa27
@@ -40,7 +40,7 @@ def _bench_setup(device: str, precision: str, threads: int | None) -> tuple[torc
     if dev.type == "cpu": torch.set_flush_denormal(True)
     return dev, lightning_precision(precision, "gpu" if dev.type == "cuda" else "cpu")
 
-
+# %% ../../nbs/91_bench_laq.ipynb #ba22e255
 def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torch.dtype | None = None,
                   compile: bool | str = False, lr: float = 1e-4, weight_decay: float = 0.01, grad_clip: float = 1.0,
                   optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None):
@@ -61,7 +61,12 @@ def lapa_laq_step(arch: LAQArch, batch_size: int, dev: torch.device, dtype: torc
         opt.step(); opt.zero_grad(set_to_none=True)
     return model, step
 
+# %% ../../nbs/91_bench_laq.ipynb #bc5e2455
+def default_batch(size: str, dev: torch.device) -> int:
+    "The benchmark's batch: 32 pairs, the paper size 16 on a GPU and 2 on the CPU."
+    return {"paper": 16 if dev.type == "cuda" else 2}.get(size, 32)
 
+# %% ../../nbs/91_bench_laq.ipynb #bdad6a0a
 def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size: int | None = None, steps: int = 5,
               warmup: int = 2, device: str = "auto", precision: str = "auto", quantizer: str = "nsvq",
               threads: int | None = None, compile: bool | str = False, verbose: bool = True) -> dict[str, dict]:
@@ -91,11 +96,6 @@ def bench_laq(sizes: tuple[str, ...] | list[str] = ("tiny", "paper"), batch_size
             print(f"{k:<7}{r['params'] / 1e6:>9.1f}M{r['image_size']:>7}{r['patch_size']:>7}{r['batch_size']:>7}"
                   f"{r['ms_per_step']:>10.1f}{r['pairs_per_s']:>10.1f}  {r['device']}, {r['precision']}, {r['compiled']}")
     return results
-
-
-def default_batch(size: str, dev: torch.device) -> int:
-    "The benchmark's batch: 32 pairs, the paper size 16 on a GPU and 2 on the CPU."
-    return {"paper": 16 if dev.type == "cuda" else 2}.get(size, 32)
 
 # %% ../../nbs/91_bench_laq.ipynb #6b979a30
 def cli_bench_laq(cfg, args: list[str] | None = None) -> int:
@@ -127,7 +127,7 @@ def official_laq_dir(path: str | os.PathLike) -> Path:
                       f"{', '.join(m + '.py' for m in _OFFICIAL_MODULES)} in PATH, PATH/laq_model or PATH/laq/laq_model; "
                       "clone https://github.com/LatentActionPretraining/LAPA)")
 
-
+# %% ../../nbs/91_bench_laq.ipynb #b56123c7
 def import_official_laq(path: str | os.PathLike) -> dict[str, types.ModuleType]:
     """Import the official LAQ's model, quantiser and optimiser modules from `path` without running its package
     `__init__` (which imports its trainer's dependencies). Returns them by name."""
@@ -142,7 +142,7 @@ def import_official_laq(path: str | os.PathLike) -> dict[str, types.ModuleType]:
         raise ConfigError(f"the official LAQ at {folder} imports {e.name!r}, which is not installed here "
                           "(its model needs einops and beartype: pip install einops beartype)") from e
 
-
+# %% ../../nbs/91_bench_laq.ipynb #c8cee069
 def official_laq_step(path: str | os.PathLike, arch: LAQArch, batch_size: int, dev: torch.device,
                       lr: float = 1e-4, grad_clip: float = 0.5):
     """The official LAQ at `arch`'s sizes and its trainer's step (forward, backward, clipping at 0.5, its optimiser) on

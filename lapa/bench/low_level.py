@@ -53,7 +53,7 @@ def bench_low_level(cfg=None, flow_steps: tuple[int, ...] = (1, 5, 10, 20), batc
         for r in rows: print(f"{r['batch']:>6} {r['head']:<11}{r['flow_steps'] or '-':>6}{r['ms']:>9.2f}{r['vs_regression']:>14.2f}")
     return rows
 
-
+# %% ../../nbs/93_bench_low_level.ipynb #38071130
 def cli_bench_low_level(cfg, args: list[str] | None = None) -> int:
     "`lapa bench low-level`: prediction cost of the regression and flow heads, side by side."
     bench_low_level(cfg)

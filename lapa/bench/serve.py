@@ -21,10 +21,7 @@ from ..serving import PolicyServer, WebsocketPolicyClient, load_run_policy, obse
 # %% auto #0
 __all__ = ['bench_serve', 'serve_table', 'cli_bench_serve']
 
-# %% ../../nbs/95_bench_serve.ipynb #216f858db
-def _pct(xs: Sequence[float], q: float) -> float: return float(np.percentile(np.asarray(xs), q))
-
-
+# %% ../../nbs/95_bench_serve.ipynb #0397669c
 def _timed_requests(client: WebsocketPolicyClient, obs: dict, requests: int) -> tuple[list[float], list[float]]:
     "`requests` round trips back to back: each one's latency and the server's inference time, in ms."
     lat, srv = [], []
@@ -34,7 +31,7 @@ def _timed_requests(client: WebsocketPolicyClient, obs: dict, requests: int) -> 
         lat.append(1000 * (time.perf_counter() - t0)); srv.append(r["server_timing"]["infer_ms"])
     return lat, srv
 
-
+# %% ../../nbs/95_bench_serve.ipynb #27660379
 def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[list[float], list[float], float]:
     conns = [WebsocketPolicyClient(port=port) for _ in range(clients)]
     for c in conns: c.infer(obs)   # warm-up
@@ -53,7 +50,7 @@ def _round_trips(port: int, obs: dict, clients: int, requests: int) -> tuple[lis
     for c in conns: c.close()
     return [x for l in lat for x in l], [x for l in srv for x in l], wall
 
-
+# %% ../../nbs/95_bench_serve.ipynb #6302c741
 def _client_main() -> None:
     """A client process of `_round_trips_processes` (argv: port, requests, connect timeout): reads the packed request
     from stdin, connects and warms up, says `ready`, waits for `go`, then writes its timings, packed, to stdout."""
@@ -108,6 +105,9 @@ def _round_trips_processes(port: int, obs: dict, clients: int, requests: int,
     return ([x for o in outs for x in o["lat"]], [x for o in outs for x in o["srv"]],
             max(o["end"] for o in outs) - min(o["start"] for o in outs))
 
+# %% ../../nbs/95_bench_serve.ipynb #81e86aff
+def _pct(xs: Sequence[float], q: float) -> float: return float(np.percentile(np.asarray(xs), q))
+
 
 def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] = (1, 8), requests: int = 200,
                 workers: int = 8, max_batch: Sequence[int] = (8,), batch_wait_ms: float = 2.0,
@@ -137,7 +137,7 @@ def bench_serve(policy: Policy, obs: dict | None = None, clients: Sequence[int] 
                                  mean_batch=(server.stats["requests"] - before["requests"]) / batches if batches else 1.0))
     return rows
 
-
+# %% ../../nbs/95_bench_serve.ipynb #a7267ea5
 def serve_table(rows: list[dict]) -> str:
     "The rows of `bench_serve` as a markdown table."
     head = ("| mode | clients | p50 ms | p99 ms | server infer p50 ms | requests/s | overhead p50 ms | mean batch |\n"
@@ -145,7 +145,7 @@ def serve_table(rows: list[dict]) -> str:
     return "\n".join([head] + [f"| {r['mode']} | {r['clients']} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['server_infer_p50_ms']:.2f} | "
                                f"{r['requests_per_s']:.0f} | {r['overhead_p50_ms']:+.2f} | {r['mean_batch']:.2f} |" for r in rows])
 
-
+# %% ../../nbs/95_bench_serve.ipynb #c1ebff8d
 def cli_bench_serve(cfg, args: list[str]) -> int:
     "`lapa bench serve`: print `bench_serve` for the dummy policy (`bench.serve.*`) or the run's policy (`bench.serve.policy=run`)."
     b = cfg.bench.serve

@@ -40,7 +40,7 @@ def _summary(runs: list[tuple[float, float]], modules: Sequence[str]) -> dict:
     return dict(imports=list(modules), median_s=round(statistics.median(imp), 3), min_s=round(min(imp), 3),
                 max_s=round(max(imp), 3), process_median_s=round(statistics.median(wall), 3))
 
-
+# %% ../../nbs/96_bench_startup.ipynb #a6a5de9c
 def bench_startup(modules: Sequence[str] = ("lapa.laq", "lapa.eval"), baseline: Sequence[str] = ("torch",),
                   repeats: int = 7, verbose: bool = True) -> dict:
     "Median import seconds of `modules` and of `baseline` alone in fresh interpreters, taken in turn; `excess_s` is the difference."

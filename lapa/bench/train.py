@@ -28,6 +28,8 @@ BENCH_PRESETS = {   # a foundation size (`foundation.model.size`) and the batch 
     "small": dict(size="small", batch_size=16, steps=10, warmup=2),
     "1b": dict(size="1b", batch_size=16, steps=20, warmup=5),
 }
+
+# %% ../../nbs/92_bench_train.ipynb #b4260c25
 BENCH_INSTRUCTIONS = ("reach the red goal position", "push the puck to the goal", "open the drawer", "press the button from the top")
 
 
@@ -41,7 +43,7 @@ def synthetic_batches(n: int, batch_size: int, image_size: int, num_tokens: int 
              "keys": [f"b{i}-{j}" for j in range(batch_size)], "datasets": ["bench"] * batch_size, "size": batch_size}
             for i in range(n)]
 
-
+# %% ../../nbs/92_bench_train.ipynb #5f0e1138
 def bare_steps(model: nn.Module, optimizer, scheduler, batches: Iterable[dict], grad_clip: float, amp_dtype=None) -> None:
     "The plain PyTorch training loop the trainer is measured against."
     device_type = next(model.parameters()).device.type
@@ -115,7 +117,7 @@ def bench_train(preset: str = "tiny", repeats: int = 3, precision: str = "auto",
         out["memory_gb"] = torch.cuda.max_memory_allocated(fabric.device) / 2**30
     return out
 
-
+# %% ../../nbs/92_bench_train.ipynb #c73e8351
 def bench_table(results: list[dict]) -> str:
     "A plain-text table of `bench_train` results."
     cols = ["preset", "device", "precision", "compiled", "parameters", "bare_samples_per_s", "loop_samples_per_s", "loop_over_bare",
@@ -125,7 +127,7 @@ def bench_table(results: list[dict]) -> str:
     w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     return "\n".join("  ".join(x.rjust(w[i]) for i, x in enumerate(r)) for r in [cols, *rows])
 
-
+# %% ../../nbs/92_bench_train.ipynb #36053d9a
 def cli_bench_train(cfg, args: list[str] | None = None) -> int:
     """`lapa bench train [PRESET ...] [bench.train.compile=true]`: tiny on the CPU; tiny and 1b (bf16, tokens/s, MFU)
     when a GPU is there; with `compile`, each preset also with its blocks compiled."""

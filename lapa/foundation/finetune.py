@@ -27,7 +27,7 @@ def vlm_dir(cfg) -> Path:
     "The stage folder of `lapa foundation init`: `run_dir/vlm` (the checkpoint is its `model/`)."
     return Path(cfg.run_dir) / "vlm"
 
-
+# %% ../../nbs/32_finetune.ipynb #b398ab07
 def foundation_init(cfg, args: list[str] | None = None) -> Path:
     """`lapa foundation init`: build the VLM of `foundation.model` (random with `foundation.model.init_seed`, or a local
     VLM) with a latent head and save it to `run_dir/vlm/model`, the checkpoint every arm starts from."""
@@ -59,14 +59,14 @@ def init_checkpoint(cfg) -> Path:
                         f"; name one of {', '.join(INITS)} or a folder written by save_foundation"), folder)
     return folder
 
-
+# %% ../../nbs/32_finetune.ipynb #7b00e8b0
 def finetune_dir(cfg) -> Path:
     "The stage folder: `finetune.out_dir`, else `run_dir/finetune/<init>/n<labelled episodes per task>-s<seed>`."
     if cfg.finetune.out_dir: return Path(cfg.finetune.out_dir)
     init = str(cfg.finetune.init)
     return Path(cfg.run_dir) / "finetune" / (init if init in INIT_STAGES else "custom") / f"n{cfg.data.labelled.episodes_per_task}-s{cfg.seed}"
 
-
+# %% ../../nbs/32_finetune.ipynb #fb132995
 def finetune_cfg(cfg, dataset: str | Path) -> DictConfig:
     """The configuration of the fine-tuning run on `dataset`: action head, `foundation.init`, the auxiliary latent loss,
     and `training` with `finetune`'s budget."""
@@ -119,7 +119,7 @@ def finetune(cfg) -> dict:
         log.info("fine-tuned %s: %d steps; validation %s", cfg.finetune.init, summary["steps"], summary["val"])
     return summary
 
-
+# %% ../../nbs/32_finetune.ipynb #88309cf9
 def cli_finetune(cfg, args: list[str] | None = None) -> int:
     "`lapa foundation finetune [overrides]`: fine-tune from `finetune.init` on the labelled subset."
     s = finetune(cfg)
@@ -128,7 +128,7 @@ def cli_finetune(cfg, args: list[str] | None = None) -> int:
           f"{finetune_dir(cfg) / 'model'}" + (f"; validation L1 {val['loss']:.4f} (normalised), MAE {val['mae']:.4f}" if val else ""))
     return 0
 
-
+# %% ../../nbs/32_finetune.ipynb #6bc120ae
 def main(argv: list[str] | None = None) -> int:
     "`python -m lapa.foundation.finetune [overrides]`: the per-rank entry point under torchrun or srun."
     from lapa.foundation.train import rank_main

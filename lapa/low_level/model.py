@@ -51,7 +51,7 @@ def mlp(d_in: int, d_hidden: int, d_out: int, depth: int) -> nn.Sequential:
     for _ in range(depth): layers += [nn.Linear(d, d_hidden), nn.SiLU()]; d = d_hidden
     return nn.Sequential(*layers, nn.Linear(d, d_out))
 
-
+# %% ../../nbs/40_low_level.ipynb #a2454b2c
 def posemb_sincos(t: torch.Tensor, dim: int, min_period: float = 4e-3, max_period: float = 4.0) -> torch.Tensor:
     "π0's sine-cosine embedding `(B, dim)` of scalar times `t` (B,)."
     if dim % 2: raise ValueError(f"dim must be even, got {dim}")
@@ -60,12 +60,12 @@ def posemb_sincos(t: torch.Tensor, dim: int, min_period: float = 4e-3, max_perio
     ang = t.float()[:, None] / period[None] * 2 * math.pi
     return torch.cat([ang.sin(), ang.cos()], -1)
 
-
+# %% ../../nbs/40_low_level.ipynb #b2264b39
 def image_to_unit(image: torch.Tensor) -> torch.Tensor:
     "uint8 images (B, 3, H, W) to float in [-1, 1]; float images are taken as already in [-1, 1]."
     return image.float() / 127.5 - 1.0 if image.dtype == torch.uint8 else image.float()
 
-
+# %% ../../nbs/40_low_level.ipynb #f796cbf4
 class ImageEncoder(nn.Module):
     "Strided convolutions, the last feature map flattened and projected to `dim`."
 
@@ -85,7 +85,7 @@ class ImageEncoder(nn.Module):
             raise FieldError(f"image must be {self.image_size}x{self.image_size}, got {tuple(image.shape[-2:])}", "image")
         return self.proj(self.convs(image_to_unit(image)).flatten(1))
 
-
+# %% ../../nbs/40_low_level.ipynb #898ae0ba
 class LatentEncoder(nn.Module):
     "One embedding per (token position, code), concatenated over the tokens and projected to `dim`."
 
@@ -122,7 +122,7 @@ class RegressionHead(nn.Sequential):
         pred = self.predict(ctx)
         return F.l1_loss(pred, actions) if self.kind == "l1" else F.mse_loss(pred, actions)
 
-
+# %% ../../nbs/40_low_level.ipynb #b7dbf909
 class FlowHead(nn.Sequential):
     """Flow matching as π0: an MLP over the noisy chunk, the sin-cos embedded flow time and the context predicts the
     velocity `noise - actions`; `predict` integrates it from noise (t=1) to a chunk (t=0) in Euler steps."""
@@ -230,7 +230,7 @@ def save_low_level(model: LowLevelPolicyModel, out_dir: str | os.PathLike, extra
                 norm_stats={k: v.to_dict() for k, v in model.norm_stats.items()}, params=model.num_params(), **(extra or {}))
     return write_model_folder(out_dir, model.state_dict(), info)
 
-
+# %% ../../nbs/40_low_level.ipynb #e14df31e
 def load_low_level(path: str | os.PathLike, device: str | torch.device = "cpu") -> LowLevelPolicyModel:
     "A low-level model in eval mode, with its `norm_stats`, `normalization` and `info`, from a `save_low_level` folder."
     info, state, folder = read_model_folder(path, FORMAT, "low-level policy", device)
@@ -257,7 +257,7 @@ def low_level_dir(cfg) -> Path:
     return (Path(cfg.run_dir) / ("low_level" if cfg.low_level.use_latents else "low_level_scratch")
             / f"n{cfg.data.labelled.episodes_per_task}-s{cfg.seed}")
 
-
+# %% ../../nbs/40_low_level.ipynb #76adf20b
 def load_run_foundation(cfg):
     "The final weights of the run's `lapa foundation train` (`training.out_dir/model`), in eval mode on the CPU."
     from lapa.foundation.model import load_foundation
@@ -272,7 +272,7 @@ def state_view_of(data: Mapping[str, np.ndarray], view: Mapping | None) -> dict:
     if "state" in out and view and view.get("indices"): out["state"] = out["state"][..., list(view["indices"])]
     return out
 
-
+# %% ../../nbs/40_low_level.ipynb #f91ba937
 @torch.no_grad()
 def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], batch_size: int = 256,
                    noise: torch.Tensor | None = None) -> np.ndarray:
@@ -293,7 +293,7 @@ def predict_chunks(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], b
         out.append(model(lat, obs, noise=noise).float().cpu().numpy())
     return unnorm({"actions": np.concatenate(out)})["actions"]
 
-
+# %% ../../nbs/40_low_level.ipynb #8eccd4b8
 def evaluate_low_level(model: LowLevelPolicyModel, data: Mapping[str, np.ndarray], train_mean: np.ndarray | None = None,
                        batch_size: int = 256) -> dict:
     "MSE, MAE, first-step MSE (robot units) on `data`, and the MSE of predicting `train_mean` (default: the stats' mean)."

@@ -64,10 +64,7 @@ class LowLevelModule(pl.LightningModule):
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_cosine(s, hp.warmup_steps, hp.max_steps, 0.05))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
-
-ARRAY_KEYS = ("image", "state", "actions", "latent")
-
-
+# %% ../../nbs/41_low_level_train.ipynb #6dee1035
 class EpochShuffle(torch.utils.data.Sampler):
     "A shuffle drawn from `(seed, epoch)` (the epoch set by `ResumableLoader`, which knows it across a resume)."
 
@@ -79,7 +76,7 @@ class EpochShuffle(torch.utils.data.Sampler):
     def __iter__(self):
         return iter(torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)).tolist())
 
-
+# %% ../../nbs/41_low_level_train.ipynb #dd9f1059
 class ResumableLoader(PassPosition, torch.utils.data.DataLoader):
     """A loader over an `EpochShuffle` that knows which epoch it is in and how many of its batches it has handed out
     (`PassPosition`, as LAQ's shard loader). `LoaderPosition` keeps both in the checkpoints and gives them back on
@@ -94,7 +91,7 @@ class ResumableLoader(PassPosition, torch.utils.data.DataLoader):
         self.sampler.epoch, skip = self._start_pass()
         yield from self._serve(super().__iter__(), skip, len(self))
 
-
+# %% ../../nbs/41_low_level_train.ipynb #66ca7c54
 class AtomicCheckpointIO(TorchCheckpointIO):
     "Lightning's checkpoints written whole (into `NAME.tmp`, then renamed) and read back without unpickling objects."
 
@@ -107,6 +104,9 @@ class AtomicCheckpointIO(TorchCheckpointIO):
     def load_checkpoint(self, path, map_location=None, weights_only=None) -> dict:
         return super().load_checkpoint(path, map_location=map_location or (lambda storage, loc: storage), weights_only=True)
 
+# %% ../../nbs/41_low_level_train.ipynb #e16352b4
+ARRAY_KEYS = ("image", "state", "actions", "latent")
+
 
 class ArrayDataset(torch.utils.data.Dataset):
     "Samples of in-memory arrays as dicts of tensors."
@@ -118,7 +118,7 @@ class ArrayDataset(torch.utils.data.Dataset):
     def __len__(self) -> int: return self.n
     def __getitem__(self, i: int) -> dict: return {k: v[i] for k, v in self.tensors.items()}
 
-
+# %% ../../nbs/41_low_level_train.ipynb #1864a279
 def prepare_arrays(data: Mapping[str, np.ndarray], arch: LowLevelArch, norm_stats: Mapping[str, NormStats], mode: str,
                    view: Mapping | None = None) -> dict:
     "The arrays the model trains on: the state view, `model_transforms`' inputs applied (normalised), unused inputs dropped."
@@ -131,7 +131,7 @@ def low_level_dataset(cfg) -> Path:
     "The dataset it trains on: `low_level.dataset`, else the run's labelled subset (`data.labelled`, written if missing)."
     return Path(cfg.low_level.dataset) if cfg.low_level.dataset else ensure_labelled(cfg)
 
-
+# %% ../../nbs/41_low_level_train.ipynb #d71e13a2
 @torch.inference_mode()
 def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 256) -> np.ndarray:
     "The latents `foundation` predicts for the frames and instructions of `data` (`read_labelled`'s): int64 (N, tokens)."
@@ -139,8 +139,7 @@ def foundation_latents(foundation, data: Mapping[str, Any], batch_size: int = 25
            for i in range(0, len(data["image"]), batch_size)]
     return torch.cat([torch.as_tensor(o).cpu() for o in out]).numpy().astype(np.int64)
 
-
-
+# %% ../../nbs/41_low_level_train.ipynb #7a2a9935
 CHECKPOINTS, LAST, IDENTITY = "checkpoints", "last.ckpt", "identity.json"
 
 
@@ -151,7 +150,7 @@ def run_identity(cfg, dataset: Path, state_view: dict | None) -> dict:
     return dict(low_level={k: v for k, v in lc.items() if k not in ("accelerator", "wandb")}, seed=int(cfg.seed),
                 dataset=str(Path(dataset).resolve()), state_view=state_view, run_dir=str(Path(cfg.run_dir).resolve()))
 
-
+# %% ../../nbs/41_low_level_train.ipynb #51bc201d
 def resume_point(out_dir: Path, identity: dict) -> Path | None:
     """The checkpoint to continue from: this run's `checkpoints/last.ckpt` (None when there is none, and the identity is
     written for the run about to start); another run's is a `ConfigError` naming what differs."""
@@ -166,7 +165,7 @@ def resume_point(out_dir: Path, identity: dict) -> Path | None:
     write_json(folder / IDENTITY, identity)
     return None
 
-
+# %% ../../nbs/41_low_level_train.ipynb #a41fa898
 def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -> dict:
     """Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary.
     A checkpoint at the end of every epoch lets a killed run continue where it was (`callbacks`: extra Lightning callbacks)."""
@@ -244,7 +243,7 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
     log.info("low-level done: %s", summary)
     return summary
 
-
+# %% ../../nbs/41_low_level_train.ipynb #0da38076
 def low_level_train(cfg, args: list[str] | None = None) -> int:
     "`lapa low-level train [overrides]`: train the low-level policy (or the scratch baseline); exit code 0 on success."
     s = train_low_level(cfg)
