@@ -26,18 +26,16 @@ from .core import (DataError, Episode, atomic_write, file_sha256, get_logger, is
                        read_json, read_jsonl, write_json, write_jsonl)
 from .transforms import check_stats_entry, read_stats
 
-# %% auto #0
-__all__ = ['SCHEMA_VERSION', 'VIEWS', 'log', 'TOY_STATE_VIEWS', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'REQUIRED_META',
-           'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'pair_sample',
-           'with_checksums', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row',
-           'ShardSink', 'warn_outliers', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices',
-           'ImageSizeError', 'decode_jpeg', 'decode_sample', 'iter_tar_samples', 'VerifyReport', 'dataset_info_problem',
-           'manifest_problem', 'read_dataset_meta', 'split_count_problems', 'stats_problems', 'verify_dataset']
-
-# %% ../nbs/11_shards.ipynb #5293f932
-SCHEMA_VERSION = 1
-VIEWS = ("video", "actions")
 log = get_logger("lapa.shards")
+
+# %% auto #0
+__all__ = ['log', 'VIEWS', 'TOY_STATE_VIEWS', 'SCHEMA_VERSION', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'TAR_BLOCK',
+           'REQUIRED_META', 'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key',
+           'with_checksums', 'pair_sample', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard',
+           'shard_row', 'ShardSink', 'warn_outliers', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices',
+           'tar_members', 'iter_tar_samples', 'ImageSizeError', 'decode_jpeg', 'decode_sample', 'VerifyReport',
+           'dataset_info_problem', 'manifest_problem', 'split_count_problems', 'read_dataset_meta', 'stats_problems',
+           'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #48f810a5
 def gap_in_frames(seconds: float, fps: float) -> int:
@@ -68,7 +66,7 @@ def encode_jpeg(img: np.ndarray, quality: int = 95) -> bytes:
     Image.fromarray(img).save(buf, format="JPEG", quality=quality, subsampling=0 if quality >= 90 else 2)
     return buf.getvalue()
 
-
+# %% ../nbs/11_shards.ipynb #f7a321dc
 def action_chunk(actions: np.ndarray, t: int, horizon: int) -> tuple[np.ndarray, int]:
     "Actions `t .. t+horizon-1`, the last one repeated past the end; also the number of real steps."
     chunk = actions[t:t + horizon]
@@ -76,10 +74,20 @@ def action_chunk(actions: np.ndarray, t: int, horizon: int) -> tuple[np.ndarray,
     if valid < horizon: chunk = np.concatenate([chunk, np.repeat(chunk[-1:], horizon - valid, axis=0)])
     return chunk.astype(np.float32), valid
 
-
+# %% ../nbs/11_shards.ipynb #77c8aba3
 def sample_key(episode_id: str, t: int) -> str:
     "The WebDataset key of the pair starting at frame `t` (no dots: WebDataset splits keys at the first dot)."
     return f"{episode_id}_{t:05d}"
+
+# %% ../nbs/11_shards.ipynb #8e1c28ae
+def with_checksums(meta: dict, sample: dict) -> bytes:
+    """The sample's JSON with `crc32`: the CRC-32 of every other field's bytes, so that damage the decoders let through
+    (a JPEG with flipped bytes often still decodes) is caught by `decode_sample`, naming the sample."""
+    crc = {k: zlib.crc32(v) for k, v in sample.items() if not k.startswith("__") and k != "json"}
+    return json.dumps({**meta, "crc32": crc}, sort_keys=True).encode()
+
+# %% ../nbs/11_shards.ipynb #9603116a
+VIEWS = ("video", "actions")
 
 
 def pair_sample(ep: Episode, t: int, gap: int, view: str = "actions", horizon: int = 1, quality: int = 95,
@@ -101,14 +109,7 @@ def pair_sample(ep: Episode, t: int, gap: int, view: str = "actions", horizon: i
     s["json"] = with_checksums(meta, s)
     return s
 
-
-def with_checksums(meta: dict, sample: dict) -> bytes:
-    """The sample's JSON with `crc32`: the CRC-32 of every other field's bytes, so that damage the decoders let through
-    (a JPEG with flipped bytes often still decodes) is caught by `decode_sample`, naming the sample."""
-    crc = {k: zlib.crc32(v) for k, v in sample.items() if not k.startswith("__") and k != "json"}
-    return json.dumps({**meta, "crc32": crc}, sort_keys=True).encode()
-
-
+# %% ../nbs/11_shards.ipynb #2b6c3b1d
 def add_field(raw: dict, name: str, data: bytes) -> dict:
     "A copy of the raw sample `raw` with the field `name` added, and its checksum when the sample carries checksums."
     meta = json.loads(raw["json"])
@@ -249,6 +250,9 @@ class ShardSettings:
         "Take the matching fields of a `data.shard` config node."
         return cls(**{k: shard_cfg[k] for k in cls.__dataclass_fields__})
 
+# %% ../nbs/11_shards.ipynb #e3d6ee46
+SCHEMA_VERSION = 1
+
 
 def write_dataset(episodes: Iterable[Episode], out_dir: str | os.PathLike, view: str = "actions",
                   settings: ShardSettings | None = None, splits: dict[str, str] | None = None,
@@ -336,6 +340,72 @@ def state_indices(info: dict, view: str, where: str | os.PathLike | None = None)
     if not idx or min(idx) < 0 or max(idx) >= dim: raise DataError(f"state view {view!r} = {idx} does not fit the {dim}-d state", where)
     return idx
 
+# %% ../nbs/11_shards.ipynb #4c863e48
+TAR_BLOCK = 512
+
+
+def _tar_number(field: bytes) -> int:
+    "A numeric header field: octal text, or GNU base-256 when the high bit is set."
+    if field[0] & 0x80: return int.from_bytes(field[1:], "big")
+    text = field.split(b"\0", 1)[0].strip()
+    try: return int(text, 8) if text else 0
+    except ValueError: raise tarfile.ReadError(f"bad number field {field!r}") from None
+
+
+def _pax_records(data: bytes) -> dict[str, str]:
+    "The `length key=value\\n` records of a pax extended header."
+    out, i = {}, 0
+    try:
+        while i < len(data) and data[i] != 0:
+            sp = data.index(b" ", i)
+            n = int(data[i:sp])
+            key, _, value = data[sp + 1:i + n - 1].partition(b"=")
+            out[key.decode()] = value.decode("utf-8", "surrogateescape")
+            i += n
+    except ValueError as e: raise tarfile.ReadError(f"bad pax header: {e}") from None
+    return out
+
+
+def tar_members(f, max_size: int | None = None) -> Iterator[tuple[str, bytes]]:
+    """`(name, data)` of the regular files of a tar stream, in order (ustar, GNU and pax headers). A bad header checksum
+    or data cut short raise `tarfile.ReadError`; a stream that stops between two members just ends, as with `tarfile`."""
+    pax, long_name = {}, None
+    while True:
+        hdr = f.read(TAR_BLOCK)
+        if not hdr or hdr.count(0) == TAR_BLOCK: return
+        if len(hdr) < TAR_BLOCK: raise tarfile.ReadError("truncated header")
+        stored, unsigned = _tar_number(hdr[148:156]), sum(hdr[:148]) + 256 + sum(hdr[156:])
+        if stored != unsigned and stored != unsigned - 256 * sum(b > 127 for b in hdr[:148] + hdr[156:]):  # some writers sum signed bytes
+            raise tarfile.ReadError("bad checksum")
+        kind, size = hdr[156:157], int(pax.get("size", _tar_number(hdr[124:136])))
+        if max_size is not None and size > max_size: raise tarfile.ReadError(f"member size {size} exceeds the file")
+        data = f.read(size)
+        if len(data) < size: raise tarfile.ReadError("unexpected end of data")
+        f.read(-size % TAR_BLOCK)
+        if kind == b"x": pax = _pax_records(data); continue
+        if kind == b"L": long_name = data.split(b"\0", 1)[0].decode("utf-8", "surrogateescape"); continue
+        if kind in (b"g", b"K"): continue
+        name = long_name or pax.get("path")
+        if name is None:
+            name = hdr[:100].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+            prefix = hdr[345:500].split(b"\0", 1)[0] if hdr[257:263] == b"ustar\x00" else b""
+            if prefix: name = prefix.decode("utf-8", "surrogateescape") + "/" + name
+        pax, long_name = {}, None
+        if kind in (b"0", b"\0", b"7"): yield name, data
+
+# %% ../nbs/11_shards.ipynb #5f973f6a
+def iter_tar_samples(path: str | os.PathLike) -> Iterator[dict]:
+    """Group the members of a tar file (`tar_members`) into WebDataset samples, fields keyed by extension; a bad header
+    or data cut short raise `tarfile.ReadError`."""
+    cur = {}
+    with open(path, "rb", buffering=1 << 20) as f:
+        for name, data in tar_members(f, max_size=os.fstat(f.fileno()).st_size):
+            key, _, ext = name.rpartition("/")[2].partition(".")
+            if cur and key != cur["__key__"]: yield cur; cur = {}
+            cur["__key__"] = key
+            cur[ext] = data
+    if cur: yield cur
+
 # %% ../nbs/11_shards.ipynb #162c1303
 REQUIRED_META = ("instruction", "episode", "step", "gap", "task", "fps")
 
@@ -386,21 +456,6 @@ def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None
     return out
 
 # %% ../nbs/11_shards.ipynb #ab576c3f
-def iter_tar_samples(path: str | os.PathLike) -> Iterator[dict]:
-    "Group the members of a tar file into WebDataset samples (fields keyed by extension)."
-    cur, key = {}, None
-    with tarfile.open(path, "r|") as tf:
-        for m in tf:
-            if not m.isfile(): continue
-            base = Path(m.name).name
-            k, _, ext = base.partition(".")
-            if k != key and cur: yield cur; cur = {}
-            key = k
-            cur["__key__"] = k
-            cur[ext] = tf.extractfile(m).read()
-    if cur: yield cur
-
-
 @dataclass
 class VerifyReport:
     "What `verify_dataset` found."
@@ -416,7 +471,7 @@ class VerifyReport:
         head = f"{self.path}: {self.shards} shards, {self.samples} samples, "
         return head + ("OK" if self.ok else f"{len(self.problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in self.problems))
 
-
+# %% ../nbs/11_shards.ipynb #b289ae54
 def dataset_info_problem(info) -> str | None:
     "What is wrong with a `dataset.json`'s content for reading samples (None: nothing): the image size and the dims it declares."
     if not isinstance(info, dict): return f"dataset.json must hold an object, got {type(info).__name__}"
@@ -428,7 +483,7 @@ def dataset_info_problem(info) -> str | None:
     bad = [k for k in need if not is_int(info.get(k), 1)]
     return f"it holds {sorted(holds & {'state.npy', 'action.npy'})} but {bad} are not positive integers" if bad else None
 
-
+# %% ../nbs/11_shards.ipynb #091e9962
 def manifest_problem(rows: list) -> str | None:
     "What is wrong with a manifest's rows (None: nothing): each an object with `shard`, `split` and a count `num_samples`."
     for i, r in enumerate(rows, 1):
@@ -438,7 +493,17 @@ def manifest_problem(rows: list) -> str | None:
             return f"manifest line {i}: num_samples must be a count, got {r['num_samples']!r}"
     return None
 
+# %% ../nbs/11_shards.ipynb #def0152a
+def split_count_problems(info: dict, rows: list[dict]) -> list[str]:
+    "The splits whose manifest rows do not add up to the samples `dataset.json` declares (a build stopped, a hand-edited file)."
+    out = []
+    for sp, s in (info.get("splits") or {}).items():
+        got = sum(int(r["num_samples"]) for r in rows if r["split"] == sp)
+        if isinstance(s, dict) and s.get("num_samples") is not None and got != s["num_samples"]:
+            out.append(f"manifest.jsonl lists {got} {sp} samples, dataset.json declares {s['num_samples']}")
+    return out
 
+# %% ../nbs/11_shards.ipynb #6d93ba37
 def read_dataset_meta(folder: str | os.PathLike) -> tuple[dict, list[dict]]:
     """A finished dataset folder's `dataset.json` and manifest rows, checked (`dataset_info_problem`, `manifest_problem`)
     and against each other (`split_count_problems`): what every reader of the folder relies on. Else a `DataError`."""
@@ -450,17 +515,7 @@ def read_dataset_meta(folder: str | os.PathLike) -> tuple[dict, list[dict]]:
         raise DataError(f"{problems[0]}: a build that stopped part-way, or an edited file (rebuild the dataset)", folder / "manifest.jsonl")
     return info, rows
 
-
-def split_count_problems(info: dict, rows: list[dict]) -> list[str]:
-    "The splits whose manifest rows do not add up to the samples `dataset.json` declares (a build stopped, a hand-edited file)."
-    out = []
-    for sp, s in (info.get("splits") or {}).items():
-        got = sum(int(r["num_samples"]) for r in rows if r["split"] == sp)
-        if isinstance(s, dict) and s.get("num_samples") is not None and got != s["num_samples"]:
-            out.append(f"manifest.jsonl lists {got} {sp} samples, dataset.json declares {s['num_samples']}")
-    return out
-
-
+# %% ../nbs/11_shards.ipynb #91377fc4
 def stats_problems(info: dict, path: Path) -> list[str]:
     "What is wrong with a dataset's `stats.json` (`read_stats`' checks, the state and action entries' lengths); [] if nothing."
     dims = {k: info.get(f"{k}_dim") for k in ("state", "action") if info.get(f"{k}_dim")}
@@ -473,7 +528,7 @@ def stats_problems(info: dict, path: Path) -> list[str]:
     except DataError as e: return [str(e)]
     return []
 
-
+# %% ../nbs/11_shards.ipynb #e0e24a60
 def verify_dataset(path: str | os.PathLike, max_problems: int = 100, progress: bool = True) -> VerifyReport:
     "Check every shard and sample of the dataset folder `path`; return a report listing all problems."
     path = Path(path); rep = VerifyReport(str(path))

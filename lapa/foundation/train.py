@@ -31,8 +31,9 @@ from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logg
 from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff,
                         lightning_precision, replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
 from .model import foundation_datasets, spec_file
-from ..loading import Budget, WindowPlanner, budget_from_cfg, dataset_folder, load_sources, seeded_rng, window_loader
+from ..loading import dataset_folder, seeded_rng
 from ..provenance import redacted
+from ..windows import Budget, WindowPlanner, budget_from_cfg, load_sources, window_loader
 from ..transforms import read_stats
 
 # %% auto #0
