@@ -59,7 +59,8 @@ def peak_override():
     return None if get_available_flops(torch.device("cuda"), torch.bfloat16) else 989.4
 
 def toy_data(root, n=8, size=32):
-    from lapa.shards import ShardSettings, TOY_STATE_VIEWS, toy_episode, write_dataset
+    from lapa.shards import ShardSettings, write_dataset
+    from lapa.testing import TOY_STATE_VIEWS, toy_episode
     d = Path(root) / "toy"
     write_dataset([toy_episode(f"toy-v3-s{i:06d}", T=40, size=size, seed=i) for i in range(n)], d, "actions",
                   ShardSettings(samples_per_shard=32, val_fraction=0.25, action_horizon=4), extra_info={"state_views": TOY_STATE_VIEWS}, progress=False)
@@ -230,7 +231,8 @@ elif section == "laqcompile":   # the LAQ step compiled and with CUDA graphs aga
 elif section == "laqtrain":   # lapa laq train on CUDA through Lightning, blocks compiled or not, at the small or paper size
     from lapa.config import LAQ_PRESETS, load_cfg
     from lapa.laq.train import train_laq
-    from lapa.shards import ShardSettings, split_episodes, toy_episode, write_dataset
+    from lapa.shards import ShardSettings, split_episodes, write_dataset
+    from lapa.testing import toy_episode
     tmp = Path(tempfile.mkdtemp())
 
     def toy_video(size: int) -> Path:

@@ -29,13 +29,12 @@ from .transforms import check_stats_entry, read_stats
 log = get_logger("lapa.shards")
 
 # %% auto #0
-__all__ = ['log', 'VIEWS', 'TOY_STATE_VIEWS', 'SCHEMA_VERSION', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'TAR_BLOCK',
-           'REQUIRED_META', 'gap_in_frames', 'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key',
-           'with_checksums', 'pair_sample', 'add_field', 'toy_episode', 'split_episodes', 'tar_writer', 'write_shard',
-           'shard_row', 'ShardSink', 'warn_outliers', 'array_stats', 'ShardSettings', 'write_dataset', 'state_indices',
-           'tar_members', 'iter_tar_samples', 'ImageSizeError', 'decode_jpeg', 'decode_sample', 'VerifyReport',
-           'dataset_info_problem', 'manifest_problem', 'split_count_problems', 'read_dataset_meta', 'stats_problems',
-           'verify_dataset']
+__all__ = ['log', 'VIEWS', 'SCHEMA_VERSION', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE', 'TAR_BLOCK', 'REQUIRED_META', 'gap_in_frames',
+           'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'with_checksums', 'pair_sample',
+           'add_field', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row', 'ShardSink', 'warn_outliers',
+           'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'tar_members', 'iter_tar_samples',
+           'ImageSizeError', 'decode_jpeg', 'decode_sample', 'VerifyReport', 'dataset_info_problem', 'manifest_problem',
+           'split_count_problems', 'read_dataset_meta', 'stats_problems', 'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #48f810a5
 def gap_in_frames(seconds: float, fps: float) -> int:
@@ -116,22 +115,6 @@ def add_field(raw: dict, name: str, data: bytes) -> dict:
     out = {**raw, name: data}
     if "crc32" in meta: out["json"] = json.dumps({**meta, "crc32": {**meta["crc32"], name: zlib.crc32(data)}}, sort_keys=True).encode()
     return out
-
-# %% ../nbs/11_shards.ipynb #69059cc9
-def toy_episode(episode_id: str = "toy-v3-s000000", T: int = 40, size: int = 32, fps: float = 20.0,
-                seed: int = 0, task: str = "toy-v3") -> Episode:
-    "A synthetic episode: a square moving by its 2-d action each step (for tests and benchmarks)."
-    rng = np.random.default_rng(seed)
-    actions = rng.uniform(-1, 1, (T, 2)).astype(np.float32)
-    pos = np.clip(np.cumsum(actions, 0) + size / 2, 2, size - 6)
-    frames = np.zeros((T, size, size, 3), np.uint8); frames[..., 2] = 40
-    for i, (x, y) in enumerate(pos.astype(int)): frames[i, y:y + 4, x:x + 4] = (255, 200, 0)
-    states = np.concatenate([pos, np.linspace(0, 1, T)[:, None]], 1).astype(np.float32)
-    return Episode(episode_id, frames, f"move the square ({task})", fps, task, states=states, actions=actions,
-                   success=True, seed=seed, source="toy")
-
-
-TOY_STATE_VIEWS = {"proprio": [0, 1]}   # the toy's state is (x, y, time): a policy sees the square's position
 
 # %% ../nbs/11_shards.ipynb #930d3ce1
 def split_episodes(episode_ids_by_task: dict[str, list[str]], val_fraction: float) -> dict[str, str]:

@@ -18,7 +18,8 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..core import DataError, Episode, read_json
 from ..loading import ShardEntry, ShardLoader, collate, dataset_folder, read_shards, sample_spec
-from ..shards import ShardSettings, decode_jpeg, decode_sample, iter_tar_samples, toy_episode, write_dataset
+from ..shards import ShardSettings, decode_jpeg, decode_sample, iter_tar_samples, write_dataset
+from ..testing import toy_episode
 
 # %% auto #0
 __all__ = ['textured_episode', 'bench_dataset', 'extract_files', 'FrameFiles', 'decode_rate', 'measure_data', 'data_table',

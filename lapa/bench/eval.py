@@ -8,11 +8,32 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+import numpy as np
+
 from ..eval import PolicySpec, policy_for_eval, rollouts
+from ..policy import ACTION_DIM, IMAGE_KEY, PROMPT_KEY, STATE_DIM, STATE_KEY, ExpertPolicy, RequestError, policy_metadata
 from ..sim import resolve_tasks
 
 # %% auto #0
 __all__ = ['bench_eval', 'cli_bench_eval']
+
+# %% ../../nbs/94_bench_eval.ipynb #chunk01x
+class ChunkedExpert(ExpertPolicy):
+    """The expert's action for the current state held for a whole chunk, asking for the image as a VLA does and spending
+    `cost_ms` of CPU per request: a deterministic stand-in for a learned chunk policy (benchmarks, tests)."""
+
+    def __init__(self, horizon: int = 8, cost_ms: float = 0.0, image_size: int = 64):
+        super().__init__()
+        self.horizon, self.cost_ms = int(horizon), float(cost_ms)
+        self.metadata = policy_metadata({IMAGE_KEY: ((image_size, image_size, 3), "uint8"), STATE_KEY: ((STATE_DIM,), "float32"),
+                                         PROMPT_KEY: (None, "str")}, (self.horizon, ACTION_DIM), policy="chunked-expert")
+
+    def infer(self, obs: dict) -> dict:
+        t0 = time.perf_counter()
+        if obs.get(IMAGE_KEY) is None: raise RequestError(f"{IMAGE_KEY!r} is missing")
+        reply = super().infer(obs)
+        while time.perf_counter() - t0 < self.cost_ms / 1000: pass   # busy, as inference on a CPU is
+        return {"actions": np.repeat(reply["actions"], self.horizon, 0), "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
 
 # %% ../../nbs/94_bench_eval.ipynb #2df55107
 def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], max_steps: int, workers: Sequence[int] = (1, 2),
@@ -41,7 +62,7 @@ def bench_eval(policy: PolicySpec, tasks: Sequence[str], seeds: Sequence[int], m
 def cli_bench_eval(cfg, args: list[str] | None = None) -> int:
     "`lapa bench eval`: closed-loop episodes per minute, rendering every step beside rendering on request, in 1..N processes."
     b = cfg.bench.eval
-    policy = PolicySpec("lapa.policy:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
+    policy = PolicySpec("lapa.bench.eval:ChunkedExpert", dict(cost_ms=float(b.cost_ms))) if b.policy == "chunk" else policy_for_eval(cfg)
     start = int(cfg.data.sim.eval_seed_start)
     rows = bench_eval(policy, resolve_tasks(list(b.tasks)), range(start, start + int(b.episodes_per_task)), int(b.max_steps),
                       list(b.workers), image_size=int(cfg.data.sim.image_size))

@@ -14,12 +14,28 @@ from typing import Sequence
 
 import numpy as np
 
-from ..policy import DummyPolicy, Policy
+from ..policy import Policy, policy_metadata
 from ..core import LapaError
 from ..serving import PolicyServer, WebsocketPolicyClient, load_run_policy, observation_from_metadata, packb, unpackb
 
 # %% auto #0
 __all__ = ['bench_serve', 'serve_table', 'cli_bench_serve']
+
+# %% ../../nbs/95_bench_serve.ipynb #dummy01x
+class DummyPolicy:
+    "A numpy policy with openpi-style keys: actions = tile(state[:A], horizon), after `cost_ms` of sleep."
+
+    def __init__(self, image_size: int = 64, state_dim: int = 39, horizon: int = 4, action_dim: int = 4, cost_ms: float = 0.0):
+        self.horizon, self.action_dim, self.cost_ms = horizon, action_dim, cost_ms
+        self.metadata = policy_metadata({"observation/image": ((image_size, image_size, 3), "uint8"),
+                                         "observation/state": ((state_dim,), "float32"), "prompt": (None, "str")},
+                                        (horizon, action_dim), policy="dummy")
+
+    def infer(self, obs: dict) -> dict:
+        t0 = time.perf_counter()
+        if self.cost_ms: time.sleep(self.cost_ms / 1000)
+        a = np.resize(np.asarray(obs["observation/state"], np.float32)[: self.action_dim], self.action_dim)
+        return {"actions": np.tile(a, (self.horizon, 1)), "policy_timing": {"infer_ms": 1000 * (time.perf_counter() - t0)}}
 
 # %% ../../nbs/95_bench_serve.ipynb #0397669c
 def _timed_requests(client: WebsocketPolicyClient, obs: dict, requests: int) -> tuple[list[float], list[float]]:

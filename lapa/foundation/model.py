@@ -29,8 +29,7 @@ __all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'TOKEN
            'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens',
            'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
            'foundation_dataset', 'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params',
-           'fit_steps', 'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation',
-           'start_from']
+           'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation', 'start_from']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -671,20 +670,6 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
 def count_foundation_params(cfg: Any, stats: dict | None = None) -> int:
     "Parameters of the model `build_foundation(cfg, stats)` would build, counted on the meta device (nothing allocated)."
     with torch.device("meta"): return build_foundation(cfg, stats).num_params()
-
-# %% ../../nbs/30_foundation.ipynb #bad7c9c0
-def fit_steps(model: FoundationVLA, batch: dict, steps: int, lr: float = 3e-3) -> list[float]:
-    "Train `model` on one batch for `steps` AdamW steps; the loss of each (a check that the model can learn)."
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    model.train()
-    hist = []
-    for _ in range(steps):
-        out = model(batch)
-        opt.zero_grad(set_to_none=True)
-        out["loss"].backward()
-        opt.step()
-        hist.append(out["loss"].item())
-    return hist
 
 # %% ../../nbs/30_foundation.ipynb #0f5d4b2b
 WEIGHTS, SPEC_JSON = "model.safetensors", "config.json"
