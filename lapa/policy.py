@@ -302,7 +302,7 @@ def load_policy(cfg, **kw) -> LAPAPolicy | VLAPolicy:
         if cfg.policy.checkpoint and not folder.is_dir():   # a setting that names nothing usable: a configuration error
             raise ConfigError(f"policy.checkpoint={folder}: " + ("a file: give the folder that holds config.json and the weights"
                                                                  if folder.exists() else "no such folder"))
-        from lapa.foundation.model import spec_file
+        from lapa.foundation.folder import spec_file
         if spec_file(folder) is None:
             raise DataError("not a fine-tuned VLA (no config.json): check policy.checkpoint" if cfg.policy.checkpoint else
                             "no fine-tuned VLA here: run `lapa foundation finetune` first (or set policy.checkpoint)", folder)

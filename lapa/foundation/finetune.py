@@ -13,7 +13,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..config import INITS, validate
 from ..core import ConfigError, DataError, exit_process, get_logger, launch_rank, read_json, write_json
-from .model import build_foundation, load_foundation, save_foundation, spec_file
+from .folder import save_foundation, spec_file
+from .model import build_foundation, load_foundation
 from ..labelled import ensure_labelled
 
 log = get_logger("lapa.foundation.finetune")

@@ -6,30 +6,28 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..config import FoundationPredict, stage_dir
-from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
-from ..train import (cfg_get, check_state_indices, load_weights, pretrained_folder, read_weights, replace_folder,
-                        save_safetensors, staging_folder, carry_over)
+from ..core import ConfigError, DataError, get_logger, read_json
+from ..train import cfg_get, load_weights, pretrained_folder
 from huggingface_hub import PyTorchModelHubMixin
-from ..transforms import MIN_STD, NormStats, check_norm_stats, compose, floor_spread, model_transforms
+from ..transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
+from .parts import (byte_tokenizer, hf_folder, image_norm, is_vlm_folder, model_from_config_dict, pretrained_lm,
+                                   pretrained_tokenizer, pretrained_vision, pretrained_vlm, random_lm, random_vision)
+from .folder import (ACTION_HEADS, FORMAT, WEIGHTS, folder_tokenizer, model_spec, read_foundation, save_foundation,
+                                    spec_file, start_from)
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'ATTN', 'VLM_PARTS', 'TOKENIZER_FILES', 'ACTION_HEADS', 'FORMAT', 'WEIGHTS',
-           'SPEC_JSON', 'LEGACY_SPEC_JSON', 'OWN_FILES', 'TRUNK', 'ARCH_FIELDS', 'foundation_arch', 'byte_tokenizer',
-           'random_vision', 'random_lm', 'model_from_config_dict', 'pretrained_vision', 'pretrained_lm',
-           'is_vlm_folder', 'pretrained_vlm', 'pretrained_tokenizer', 'image_norm', 'layer_list', 'num_image_tokens',
-           'ActionBins', 'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'start_projector',
-           'foundation_dataset', 'foundation_datasets', 'action_spec', 'build_foundation', 'count_foundation_params',
-           'spec_file', 'save_foundation', 'check_foundation_info', 'read_foundation', 'load_foundation', 'start_from']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'TRUNK', 'foundation_arch', 'layer_list', 'num_image_tokens', 'ActionBins',
+           'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'foundation_dataset',
+           'foundation_datasets', 'action_spec', 'start_projector', 'build_foundation', 'count_foundation_params',
+           'load_foundation']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -63,129 +61,6 @@ def foundation_arch(model_cfg: Any = None) -> dict:
         raise ConfigError(f"foundation.model.lm_heads={arch['lm_heads']} is not a multiple of lm_kv_heads={arch['lm_kv_heads']}")
     return arch
 
-# %% ../../nbs/30_foundation.ipynb #9a9122e6
-ATTN = "sdpa"
-
-
-def byte_tokenizer():
-    "The byte-level tokenizer (ByT5's: 256 bytes + specials); it needs no files."
-    from transformers import ByT5Tokenizer
-    return ByT5Tokenizer()
-
-
-def random_vision(arch: dict) -> nn.Module:
-    "A randomly initialised SigLIP vision tower of `arch`."
-    from transformers import AutoModel, SiglipVisionConfig
-    cfg = SiglipVisionConfig(hidden_size=arch["vision_dim"], intermediate_size=4 * arch["vision_dim"],
-                             num_hidden_layers=arch["vision_layers"], num_attention_heads=arch["vision_heads"],
-                             image_size=arch["image_size"], patch_size=arch["patch_size"], vision_use_head=False)
-    return AutoModel.from_config(cfg, attn_implementation=ATTN)
-
-
-def random_lm(arch: dict, vocab_size: int) -> nn.Module:
-    "A randomly initialised Llama decoder (no text head) of `arch`."
-    from transformers import AutoModel, LlamaConfig
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=arch["lm_dim"], intermediate_size=4 * arch["lm_dim"],
-                      num_hidden_layers=arch["lm_layers"], num_attention_heads=arch["lm_heads"],
-                      num_key_value_heads=arch["lm_kv_heads"], max_position_embeddings=4096, pad_token_id=0,
-                      bos_token_id=None, eos_token_id=None)
-    return AutoModel.from_config(cfg, attn_implementation=ATTN)
-
-
-def model_from_config_dict(d: dict) -> nn.Module:
-    "A randomly initialised Hugging Face model from a config dict (`config.to_dict()`), e.g. to load saved weights into."
-    from transformers import AutoModel
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
-    if d.get("model_type") not in CONFIG_MAPPING: raise DataError(f"unknown Hugging Face model_type {d.get('model_type')!r}")
-    return AutoModel.from_config(CONFIG_MAPPING[d["model_type"]].from_dict(d), attn_implementation=ATTN)
-
-
-def _hf_folder(path: str | os.PathLike, key: str) -> Path:
-    path = Path(path).expanduser()
-    if not path.is_dir(): raise ConfigError(f"{key}: {path} is not a folder (a local Hugging Face checkpoint is expected)")
-    if not (path / "config.json").is_file(): raise ConfigError(f"{key}: {path} has no config.json (not a Hugging Face checkpoint)")
-    return path
-
-
-def _load_hf(path: Path, key: str, **kw) -> nn.Module:
-    "`AutoModel.from_pretrained`, refusing a checkpoint that leaves any weight of the model at its random initialisation."
-    from transformers import AutoModel
-    model, info = AutoModel.from_pretrained(path, attn_implementation=ATTN, dtype=torch.float32, output_loading_info=True, **kw)
-    missing = sorted(info.get("missing_keys") or [])
-    if missing:
-        raise ConfigError(f"{key}: {path} does not hold the weights of a {type(model).__name__} ({len(missing)} missing, "
-                          f"e.g. {missing[0]!r}); a composite VLM goes in foundation.model.pretrained_path")
-    return model
-
-
-def _drop_pooling_head(vision: nn.Module) -> nn.Module:
-    "Leave SigLIP's attention-pooling head out: the pooled output is not used, and idle parameters trip DDP."
-    if getattr(vision, "use_head", False):
-        vision.use_head, vision.config.vision_use_head = False, False
-        del vision.head
-    return vision
-
-
-def pretrained_vision(path: str | os.PathLike, key: str = "foundation.model.vision_path") -> nn.Module:
-    "A local vision tower; of a dual encoder (SigLIP, CLIP) the vision half."
-    from transformers import AutoConfig
-    path = _hf_folder(path, key)
-    cfg = AutoConfig.from_pretrained(path)
-    cfg = getattr(cfg, "vision_config", None) or cfg
-    if hasattr(cfg, "vision_use_head"): cfg.vision_use_head = False
-    return _load_hf(path, key, config=cfg)
-
-
-def pretrained_lm(path: str | os.PathLike, key: str = "foundation.model.lm_path") -> nn.Module:
-    "The base decoder of a local causal LM (a `...ForCausalLM` checkpoint loads without its text head)."
-    return _load_hf(_hf_folder(path, key), key)
-
-
-def is_vlm_folder(path: str | os.PathLike) -> bool:
-    "Whether `path` holds a composite vision-language checkpoint: a `config.json` with `vision_config` and `text_config`."
-    f = Path(path).expanduser() / "config.json"
-    if not f.is_file(): return False
-    c = read_json(f)
-    return "vision_config" in c and "text_config" in c
-
-
-VLM_PARTS = {"vision": ("vision_tower", "vision_model"), "lm": ("language_model", "text_model"),
-             "projector": ("multi_modal_projector",)}
-
-
-def pretrained_vlm(path: str | os.PathLike, key: str = "foundation.model.pretrained_path") -> tuple[nn.Module, nn.Module, nn.Module | None]:
-    """The vision tower, the language model's base decoder and the projector (None if it has none) of a local VLM
-    whose tower maps `pixel_values` to patch features (LLaVA, PaliGemma, ...)."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    vlm = _load_hf(_hf_folder(path, key), key)
-    part = {k: next((getattr(vlm, n) for n in names if isinstance(getattr(vlm, n, None), nn.Module)), None)
-            for k, names in VLM_PARTS.items()}
-    if part["vision"] is None or part["lm"] is None:
-        raise ConfigError(f"{key}: cannot find the vision tower and the language model of {type(vlm).__name__} "
-                          f"(looked for {VLM_PARTS['vision']} and {VLM_PARTS['lm']})")
-    if part["lm"].config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        raise ConfigError(f"{key}: the text model of {path} ({part['lm'].config.model_type}) is not a causal language model")
-    return _drop_pooling_head(part["vision"]), part["lm"], part["projector"]
-
-
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")   # any one of them: a saved tokenizer
-
-
-def pretrained_tokenizer(path: Path):
-    "The tokenizer saved beside a local LM, or None when it has none."
-    from transformers import AutoTokenizer
-    if not any((path / f).is_file() for f in TOKENIZER_FILES): return None
-    return AutoTokenizer.from_pretrained(path)
-
-
-def image_norm(path: Path | None) -> tuple[list[float], list[float]]:
-    "Mean and std of a vision checkpoint's image processor (`preprocessor_config.json`), else SigLIP's 0.5/0.5."
-    f = path / "preprocessor_config.json" if path is not None else None
-    if f is not None and f.is_file():
-        pc = read_json(f)
-        if "image_mean" in pc and "image_std" in pc: return list(pc["image_mean"]), list(pc["image_std"])
-    return [0.5] * 3, [0.5] * 3
-
 # %% ../../nbs/30_foundation.ipynb #aadb82ee
 def layer_list(module: nn.Module) -> nn.ModuleList:
     "The transformer layers of a Hugging Face model (`encoder.layers`, `layers`, `encoder.layer`, ...)."
@@ -193,7 +68,7 @@ def layer_list(module: nn.Module) -> nn.ModuleList:
         if isinstance(m, nn.ModuleList) and name.rsplit(".", 1)[-1] in ("layers", "layer", "h"): return m
     raise ConfigError(f"cannot find the transformer layers of {type(module).__name__}")
 
-
+# %% ../../nbs/30_foundation.ipynb #f405c31d
 def num_image_tokens(vision: nn.Module) -> int:
     "How many feature vectors the vision tower gives per image (patches, plus a class token for CLIP-like towers)."
     c = vision.config
@@ -266,10 +141,7 @@ class LatentHead(nn.Module):
         loss = F.cross_entropy(logits.float().flatten(0, 1), target.flatten())
         return loss, (logits.detach().argmax(-1) == target).float().mean()
 
-
-ACTION_HEADS = ("l1", "bins")   # regression of the normalised chunk, or classification into bins of it
-
-
+# %% ../../nbs/30_foundation.ipynb #9ff25548
 class ActionChunkHead(nn.Module):
     "Learned query tokens; the hidden states at them, read together, give a whole action chunk in one pass."
 
@@ -310,7 +182,7 @@ def positions(mask: torch.Tensor) -> torch.Tensor:
     "Position ids that skip the padding of an attention mask."
     return (mask.long().cumsum(1) - 1).clamp_(min=0)
 
-
+# %% ../../nbs/30_foundation.ipynb #a4d5bed9
 def _batch_frames(batch: dict) -> tuple[torch.Tensor, list[str]]:
     "Frame t (contiguous, as `split_pair` gives it) and the instructions of a loader batch, checked."
     if "frames" not in batch: raise DataError(f"the batch has no 'frames' (keys: {sorted(batch)})")
@@ -320,7 +192,7 @@ def _batch_frames(batch: dict) -> tuple[torch.Tensor, list[str]]:
     if instr is None or len(instr) != B: raise DataError(f"batch['instructions'] must list {B} strings, got {instr!r:.200}")
     return frames[:, 0].contiguous(), list(instr)
 
-
+# %% ../../nbs/30_foundation.ipynb #e3d8ef08
 def _batch_latents(batch: dict, num_tokens: int, vocab: int) -> torch.Tensor:
     "The `latent` codes `(B, num_tokens)` of a loader batch, checked."
     B = len(batch["frames"])
@@ -334,7 +206,7 @@ def _batch_latents(batch: dict, num_tokens: int, vocab: int) -> torch.Tensor:
                         f"(laq.codebook_size)", key=str((batch.get("keys") or [None])[0]))
     return target.long()
 
-
+# %% ../../nbs/30_foundation.ipynb #15b46af7
 def _batch_array(batch: dict, key: str, ndim: int, last: int, what: str) -> torch.Tensor:
     B = len(batch["frames"])
     if key not in batch: raise DataError(f"the action head needs batch[{key!r}] ({what}); the batch has {sorted(batch)}")
@@ -558,48 +430,22 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         if state is not None: state = torch.as_tensor(state, dtype=torch.float32).to(self.device)
         return self.action.decode(self.action(self.query_states(x["pixels"], x["text_ids"], x["text_mask"], state)))
 
-# %% ../../nbs/30_foundation.ipynb #d2c6b793
-FORMAT = "lapa.foundation/2"   # the spec format `save_foundation` writes
+# %% ../../nbs/30_foundation.ipynb #e3a84c43
+TRUNK = FoundationVLA.trunk_prefixes
 
-
-def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
-    root = cfg_get(mc, "pretrained_path")
-    if root:
-        root = Path(root).expanduser()
-        if not root.is_dir(): raise ConfigError(f"foundation.model.pretrained_path: {root} is not a folder")
-        missing = [s for s in ("vision", "lm") if not (root / s).is_dir()]
-        if missing: raise ConfigError(f"foundation.model.pretrained_path: {root} lacks the subfolder(s) {missing} (vision/ and lm/)")
-        return root / "vision", root / "lm"
-    vp, lp = cfg_get(mc, "vision_path"), cfg_get(mc, "lm_path")
-    return (Path(vp).expanduser() if vp else None), (Path(lp).expanduser() if lp else None)
-
-
-def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
-    "Start `model`'s projector from a VLM's LLaVA-style one (`linear_1`, GELU, `linear_2`) when the shapes agree."
-    theirs, ours = (getattr(projector, "linear_1", None), getattr(projector, "linear_2", None)), (model.projector[0], model.projector[2])
-    if not all(isinstance(t, nn.Linear) and t.weight.shape == o.weight.shape for t, o in zip(theirs, ours)):
-        log.info("the VLM's projector (%s) does not fit: the projector starts at random", type(projector).__name__)
-        return False
-    with torch.no_grad():
-        for t, o in zip(theirs, ours):
-            o.weight.copy_(t.weight)
-            if t.bias is not None: o.bias.copy_(t.bias)
-            else: o.bias.zero_()
-    return True
-
-
+# %% ../../nbs/30_foundation.ipynb #c0da7026
 def foundation_dataset(cfg: Any) -> Path:
     "The dataset the foundation trains on: `foundation.dataset`, else the run's labelled video (latents) or its actions view."
     if cfg.foundation.dataset: return Path(cfg.foundation.dataset)
     if FoundationPredict(cfg_get(cfg.foundation, "predict")) == FoundationPredict.latents: return stage_dir(cfg, "labels") / "video"
     return Path(cfg.data.out_dir) / "actions"
 
-
+# %% ../../nbs/30_foundation.ipynb #adcd740a
 def foundation_datasets(cfg: Any) -> list[Path]:
     "The datasets the foundation trains on: `training.datasets` (a weighted mixture), else `foundation.dataset`'s default."
     return [Path(p) for p in cfg.training.datasets] or [foundation_dataset(cfg)]
 
-
+# %% ../../nbs/30_foundation.ipynb #7c010ec9
 def action_spec(cfg: Any, stats: dict | None) -> tuple[dict, dict | None]:
     "The `action` and `state` entries of a `predict=actions` spec: the chunk, the head, the state view and the statistics of the training data."
     from lapa.shards import state_indices
@@ -626,6 +472,32 @@ def action_spec(cfg: Any, stats: dict | None) -> tuple[dict, dict | None]:
                   bins=int(cfg_get(fc, "action_bins", 256)) if head == "bins" else None, normalization=mode, norm_stats=norm)
     return action, (dict(view=view, indices=idx) if idx else None)
 
+# %% ../../nbs/30_foundation.ipynb #c67050a5
+def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
+    "Start `model`'s projector from a VLM's LLaVA-style one (`linear_1`, GELU, `linear_2`) when the shapes agree."
+    theirs, ours = (getattr(projector, "linear_1", None), getattr(projector, "linear_2", None)), (model.projector[0], model.projector[2])
+    if not all(isinstance(t, nn.Linear) and t.weight.shape == o.weight.shape for t, o in zip(theirs, ours)):
+        log.info("the VLM's projector (%s) does not fit: the projector starts at random", type(projector).__name__)
+        return False
+    with torch.no_grad():
+        for t, o in zip(theirs, ours):
+            o.weight.copy_(t.weight)
+            if t.bias is not None: o.bias.copy_(t.bias)
+            else: o.bias.zero_()
+    return True
+
+# %% ../../nbs/30_foundation.ipynb #d2c6b793
+def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
+    root = cfg_get(mc, "pretrained_path")
+    if root:
+        root = Path(root).expanduser()
+        if not root.is_dir(): raise ConfigError(f"foundation.model.pretrained_path: {root} is not a folder")
+        missing = [s for s in ("vision", "lm") if not (root / s).is_dir()]
+        if missing: raise ConfigError(f"foundation.model.pretrained_path: {root} lacks the subfolder(s) {missing} (vision/ and lm/)")
+        return root / "vision", root / "lm"
+    vp, lp = cfg_get(mc, "vision_path"), cfg_get(mc, "lm_path")
+    return (Path(vp).expanduser() if vp else None), (Path(lp).expanduser() if lp else None)
+
 
 def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     "The foundation VLA of the full lapa config `cfg`; `stats`: the training data's stats.json (predict=actions); `foundation.init` is loaded."
@@ -643,7 +515,7 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
         else:
             vpath, lpath = _pretrained_paths(mc)
             vision = pretrained_vision(vpath, key or "foundation.model.vision_path") if vpath else random_vision(arch)
-        tokenizer = pretrained_tokenizer(_hf_folder(lpath, key or "foundation.model.lm_path")) if lpath else None
+        tokenizer = pretrained_tokenizer(hf_folder(lpath, key or "foundation.model.lm_path")) if lpath else None
         if tokenizer is None:
             if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
             tokenizer = byte_tokenizer()
@@ -666,187 +538,17 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     if init and not model.projector[0].weight.is_meta: model.spec["init"] = start_from(model, init)
     return model
 
-
+# %% ../../nbs/30_foundation.ipynb #8006fcc8
 def count_foundation_params(cfg: Any, stats: dict | None = None) -> int:
     "Parameters of the model `build_foundation(cfg, stats)` would build, counted on the meta device (nothing allocated)."
     with torch.device("meta"): return build_foundation(cfg, stats).num_params()
 
-# %% ../../nbs/30_foundation.ipynb #0f5d4b2b
-WEIGHTS, SPEC_JSON = "model.safetensors", "config.json"
-LEGACY_SPEC_JSON = "foundation.json"   # the spec's name in run folders written before the Hugging Face layout
-_SPEC_ONLY = ("vision", "lm", "tokenizer", "params", "weights", "weights_sha256")
-
-
-def spec_file(folder: str | os.PathLike) -> Path | None:
-    "The spec of the foundation checkpoint in `folder` (`config.json`, or an older folder's `foundation.json`); None without one."
-    return next((Path(folder) / n for n in (SPEC_JSON, LEGACY_SPEC_JSON) if (Path(folder) / n).is_file()), None)
-
-
-# what an earlier save may have written beside the weights and the spec, so a new save does not carry it over
-OWN_FILES = {LEGACY_SPEC_JSON, "tokenizer", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-             "added_tokens.json", "vocab.json", "merges.txt", "spiece.model", "vocab.txt", "chat_template.jinja"}
-
-
-def save_foundation(model: FoundationVLA, folder: str | os.PathLike, state_dict: dict | None = None,
-                    extra: dict | None = None) -> Path:
-    "Write `model` (or its full `state_dict`) to `folder` atomically: safetensors weights, JSON spec, tokenizer files."
-    from transformers import ByT5Tokenizer
-    folder = Path(folder)
-    tmp = staging_folder(folder)
-    try:
-        sd = state_dict if state_dict is not None else model.state_dict()
-        if any(hasattr(v, "full_tensor") for v in sd.values()):
-            raise ValueError("the model is sharded: pass state_dict=get_model_state_dict(model, options="
-                             "StateDictOptions(full_state_dict=True, cpu_offload=True)), gathered on every rank")
-        save_safetensors(sd, tmp / WEIGHTS, metadata={"format": "pt"})   # (it detaches and makes contiguous)
-        byte_level = isinstance(model.tokenizer, ByT5Tokenizer)
-        if not byte_level: model.tokenizer.save_pretrained(tmp)   # beside the weights, where Hugging Face looks
-        info = dict(model.spec, vision=model.vision.config.to_dict(), lm=model.lm.config.to_dict(),
-                    tokenizer="byt5" if byte_level else ".", params=model.num_params(),
-                    weights=WEIGHTS, weights_sha256=file_sha256(tmp / WEIGHTS), **(extra or {}))
-        write_json(tmp / SPEC_JSON, info)
-        carry_over(folder, tmp, own=OWN_FILES)   # what else is in the folder stays (save_pretrained into a repository's clone)
-        replace_folder(tmp, folder, folder.with_name(f".{folder.name}.old"))
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return folder
-
-
-def _upgrade_v1(info: dict, state: dict, folder: Path) -> tuple[dict, dict]:
-    "A `lapa.foundation/1` latent checkpoint in today's names (its heads were attributes, not modules)."
-    if info.get("predict") != "latents":
-        raise DataError("an ActionVLA checkpoint of the first format (bins of the first action): that head no longer exists; "
-                        "retrain it with `lapa foundation train foundation.predict=actions`", spec_file(folder))
-    names = {"action_embed.": "latent.embed.", "action_head.": "latent.out."}
-    state = {next((new + k[len(old):] for old, new in names.items() if k.startswith(old)), k): v for k, v in state.items()}
-    info = dict(info, format=FORMAT, latent=dict(num_tokens=info.get("num_tokens"), vocab=info.get("vocab")), action=None, state=None)
-    return {k: v for k, v in info.items() if k not in ("num_tokens", "vocab", "bins")}, state
-
-
-def _field(d: dict, key: str, spec: Path, prefix: str = "") -> Any:
-    if key not in d: raise DataError(f"lacks the key {prefix + key!r}", spec)
-    return d[key]
-
-
-def _count(d: dict, key: str, spec: Path, prefix: str = "") -> int:
-    v = _field(d, key, spec, prefix)
-    if not is_int(v, 1): raise DataError(f"{prefix}{key} must be a positive integer, got {repr(v)[:60]}", spec)
-    return v
-
-
-def check_foundation_info(info: Any, spec: Path) -> dict:
-    """A foundation checkpoint's `config.json`, checked before a model is built from it: every key the model reads, with a
-    value of the right kind; its normalisation statistics against the action head and the state view (`check_norm_stats`);
-    its tokenizer inside the folder. Anything else is a `DataError` naming the key and the file."""
-    if not isinstance(info, dict): raise DataError(f"must hold an object, got {type(info).__name__}", spec)
-    try: predict = FoundationPredict(_field(info, "predict", spec))
-    except (TypeError, ValueError):
-        raise DataError(f"predict must be one of {[p.value for p in FoundationPredict]}, got {repr(info['predict'])[:60]}", spec) from None
-    _count(info, "image_size", spec); _count(info, "max_text_len", spec)
-    for part in ("vision", "lm"):
-        d = _field(info, part, spec)
-        if not isinstance(d, dict) or not isinstance(d.get("model_type"), str):
-            raise DataError(f"{part} must be a Hugging Face model config (an object with a model_type)", spec)
-    if info["vision"].get("image_size", info["image_size"]) != info["image_size"]:
-        raise DataError(f"image_size {info['image_size']} differs from the vision tower's image_size "
-                        f"{repr(info['vision']['image_size'])[:60]}", spec)
-    for k in ("image_mean", "image_std"):
-        v = _field(info, k, spec)
-        a = np.asarray(v if isinstance(v, list) and all(isinstance(x, (int, float)) for x in v) else [np.nan])
-        if a.shape != (3,) or not np.isfinite(a).all() or (k == "image_std" and (a <= 0).any()):
-            raise DataError(f"{k} must be 3 finite numbers{' above zero' if k == 'image_std' else ''}, got {repr(v)[:60]}", spec)
-    tok = info.get("tokenizer", "byt5")
-    if tok != "byt5" and not (isinstance(tok, str) and not Path(tok).is_absolute() and ".." not in Path(tok).parts
-                              and (spec.parent / tok).is_dir()):
-        raise DataError(f"tokenizer must be 'byt5' or a folder inside the checkpoint, got {repr(tok)[:60]}", spec)
-    lat, act = info.get("latent"), info.get("action")
-    if lat is not None or predict == FoundationPredict.latents:
-        if not isinstance(lat, dict): raise DataError("predict=latents needs a latent entry (num_tokens, vocab)", spec)
-        _count(lat, "num_tokens", spec, "latent."); _count(lat, "vocab", spec, "latent.")
-    if predict == FoundationPredict.latents:
-        if act is not None: raise DataError("predict=latents, yet it has an action entry", spec)
-        return info
-    if not isinstance(act, dict): raise DataError("predict=actions needs an action entry (horizon, dim, head, norm_stats, ...)", spec)
-    for k in ("horizon", "dim", "num_queries"): _count(act, k, spec, "action.")
-    if act.get("head") not in ACTION_HEADS: raise DataError(f"action.head must be one of {ACTION_HEADS}, got {repr(act.get('head'))[:60]}", spec)
-    if act["head"] == "bins": _count(act, "bins", spec, "action.")
-    state = info.get("state")
-    if state is not None and not isinstance(state, dict): raise DataError(f"state must be an object (view, indices), got {repr(state)[:60]}", spec)
-    idx = check_state_indices(state.get("indices", []), spec) if state else []
-    check_norm_stats(act.get("norm_stats"), act.get("normalization"), {"actions": act["dim"], **({"state": len(idx)} if idx else {})}, spec)
-    return info
-
-
-def read_foundation(folder: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor], Path]:
-    """`(info, state_dict, folder)` of a foundation checkpoint, checked (`check_foundation_info`) and against its hash (a
-    save cut short falls back to `.NAME.old`)."""
-    folder = Path(folder)
-    old = folder.with_name(f".{folder.name}.old")
-    if not folder.exists() and spec_file(old):   # a save stopped between its two renames
-        log.warning("%s is missing; loading the previous checkpoint %s", folder, old)
-        folder = old
-    spec = spec_file(folder)
-    if spec is None: raise DataError(f"not a foundation checkpoint: no {SPEC_JSON}", folder)
-    info = read_json(spec)
-    if not isinstance(info, dict) or info.get("format") not in (FORMAT, "lapa.foundation/1"):
-        raise DataError(f"not a foundation model (format {info.get('format') if isinstance(info, dict) else None!r})", spec)
-    state = read_weights(info, folder, spec, "checkpoint")
-    if info["format"] == "lapa.foundation/1": info, state = _upgrade_v1(info, state, folder)
-    return check_foundation_info(info, spec), state, folder
-
-
+# %% ../../nbs/30_foundation.ipynb #4a9470a0
 def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu") -> FoundationVLA:
     "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
     info, state, folder = read_foundation(folder)
-    kind = info.get("tokenizer", "byt5")   # byt5 | "." (files beside the weights) | "tokenizer" (a subfolder: older folders)
-    spec = {k: v for k, v in info.items() if k not in _SPEC_ONLY}
-    try: tok = byte_tokenizer() if kind == "byt5" else pretrained_tokenizer(folder / kind)
-    except Exception as e: raise DataError(f"cannot load its tokenizer: {type(e).__name__}: {str(e)[:300]}", folder / kind) from e
-    if tok is None:
-        raise DataError(f"its config.json says tokenizer={kind!r}, but that folder holds none of {', '.join(TOKENIZER_FILES)}", folder / kind)
+    spec, tok = model_spec(info), folder_tokenizer(info, folder)
     build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
     model = load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
     model.weights_sha256 = info.get("weights_sha256")   # the identity of these weights (lapa.train.weights_sha256)
     return model
-
-# %% ../../nbs/30_foundation.ipynb #1fe9c530
-TRUNK = FoundationVLA.trunk_prefixes
-ARCH_FIELDS = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-               "num_key_value_heads", "image_size", "patch_size", "vocab_size")
-
-
-def start_from(model: FoundationVLA, folder: str | os.PathLike, key: str = "foundation.init") -> dict:
-    "Load the foundation checkpoint in `folder` into `model`: the whole trunk and the heads it holds (checked); a report."
-    from transformers import ByT5Tokenizer
-    info, state, folder = read_foundation(folder)
-    for part, ours in (("vision", model.vision.config), ("lm", model.lm.config)):
-        for f in ARCH_FIELDS:
-            theirs, mine = info[part].get(f), getattr(ours, f, None)
-            if theirs is not None and mine is not None and theirs != mine:
-                raise ConfigError(f"{key}: {folder} holds a {part} with {f}={theirs}, this model's has {mine} "
-                                  "(foundation.model must describe the checkpoint's architecture)")
-    mine, theirs = isinstance(model.tokenizer, ByT5Tokenizer), info.get("tokenizer", "byt5") == "byt5"
-    if mine != theirs:
-        name = lambda byte_level: "the byte-level tokenizer" if byte_level else "an LM's own tokenizer"
-        raise ConfigError(f"{key}: {folder} was trained with {name(theirs)}, this model has {name(mine)}")
-    ours = model.state_dict()
-    missing = [k for k in ours if k.startswith(TRUNK) and k not in state]
-    if missing:
-        raise ConfigError(f"{key}: {folder} lacks {len(missing)} weights of the vision tower, projector or LM (e.g. {missing[0]!r})")
-    bad = [(k, list(state[k].shape), list(v.shape)) for k, v in ours.items() if k in state and state[k].shape != v.shape]
-    if bad:
-        raise ConfigError(f"{key}: {bad[0][0]} has shape {bad[0][1]} in {folder}, this model needs {bad[0][2]} "
-                          f"({len(bad)} tensor(s) differ)")
-    new = {k: state[k] for k in ours if k in state}
-    fresh = sorted(k for k in ours if k not in state)
-    if "action.queries" in fresh and "latent.embed.weight" in state:   # the queries start where the answer began
-        emb, q = state["latent.embed.weight"].to(ours["action.queries"].dtype), ours["action.queries"].clone()
-        q[0], q[1:] = emb[-1], emb[:-1].mean(0)
-        new["action.queries"] = q
-        fresh.remove("action.queries")
-    model.load_state_dict(new, strict=False)
-    report = dict(path=str(folder.resolve()), weights_sha256=info.get("weights_sha256"), predict=info.get("predict"),
-                  loaded=len(new), fresh=fresh, dropped=sorted(k for k in state if k not in ours))
-    log.info("%s: started from %s (%d tensors; fresh: %s)", key, folder, len(new), ", ".join(fresh) or "none")
-    return report

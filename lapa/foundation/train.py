@@ -9,7 +9,6 @@ import contextlib
 import functools
 import logging
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -21,30 +20,27 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from omegaconf import OmegaConf
-from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from ..choices import WandbMode
 from ..config import CheckpointFormat, Strategy, load_cfg
-from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, read_json, resolve_callable,
+from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, resolve_callable,
                        write_json)
-from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, check_identity, compile_blocks, compile_options, identity_diff,
-                        lightning_precision, replace_folder, resolve_accelerator, save_safetensors, wandb_env, warmup_cosine)
-from .model import foundation_datasets, spec_file
+from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, compile_blocks, compile_options, lightning_precision,
+                        resolve_accelerator, wandb_env, warmup_cosine)
+from .checkpoint import (STATE_VERSION, export_weights, load_checkpoint, load_ema, resolve_resume, run_identity,
+                                        save_checkpoint)
+from .model import foundation_datasets
 from ..loading import dataset_folder, seeded_rng
 from ..provenance import redacted
 from ..windows import Budget, WindowPlanner, budget_from_cfg, load_sources, window_loader
 from ..transforms import read_stats
 
 # %% auto #0
-__all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
-           'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
+__all__ = ['log', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
            'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
-           'checkpoints_dir', 'is_sharded', 'list_checkpoints', 'run_identity', 'resolve_resume', 'full_model_state',
-           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'commit_checkpoint', 'remove_checkpoint',
-           'write_checkpoint', 'read_checkpoint', 'read_state', 'write_sharded_checkpoint', 'load_sharded_checkpoint',
-           'sharded_keys', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'export_weights', 'foundation_train',
-           'rank_main', 'main']
+           'checkpoints_dir', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'foundation_train', 'rank_main',
+           'main']
 
 # %% ../../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.foundation.train")
@@ -260,247 +256,14 @@ def make_fabric(training_cfg):
     return Fabric(accelerator="cuda" if gpu else "cpu", devices=devices, num_nodes=nodes, strategy=strat, precision=precision)
 
 # %% ../../nbs/31_trainer.ipynb #449ec548
-CKPT_MODEL, CKPT_EMA, CKPT_OPTIM, CKPT_STATE = "model.safetensors", "ema.safetensors", "optimizer.pt", "state.json"
-CKPT_SHARDED = "sharded"   # the torch.distributed.checkpoint folder of a sharded checkpoint
-STATE_VERSION = 1
-
-
 def foundation_dir(cfg) -> Path:
     "The stage folder of the training run: `training.out_dir` (default `run_dir/foundation`)."
     return Path(cfg.training.out_dir)
 
-
+# %% ../../nbs/31_trainer.ipynb #1175a71f
 def checkpoints_dir(cfg) -> Path:
     "Where the window checkpoints of the run go: `training.out_dir/checkpoints`."
     return foundation_dir(cfg) / "checkpoints"
-
-
-def is_sharded(folder: str | os.PathLike) -> bool:
-    "Whether `folder` is a sharded (`torch.distributed.checkpoint`) checkpoint."
-    return (Path(folder) / CKPT_SHARDED).is_dir()
-
-
-def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
-    "The complete window checkpoints in `folder`, oldest first."
-    return sorted(p for p in Path(folder).glob("window_*") if p.is_dir() and not p.name.endswith((".tmp", ".old", ".trash"))
-                  and (p / CKPT_STATE).exists())
-
-
-IDENTITY_VOLATILE = ("resume_from_checkpoint", "resume_weights_only", "out_dir", "wandb", "wandb_project", "log_every", "keep_last_k",
-                     "num_workers", "checkpoint_format", "devices", "num_nodes", "accelerator", "strategy", "precision",
-                     "activation_checkpointing", "meta_init")
-
-
-def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
-    """What makes a training run this run: the settings that decide its weights step by step (model, data, budget,
-    optimiser, seed), not where it writes or logs or how many processes share it. Every checkpoint carries it, with the
-    run folder, inside which paths count relative to it (`identity_diff`)."""
-    plain = lambda node: OmegaConf.to_container(node, resolve=True, enum_to_str=True)
-    return {"training": {k: v for k, v in plain(cfg.training).items() if k not in IDENTITY_VOLATILE},
-            "foundation": plain(cfg.foundation), "observation": plain(cfg.observation),
-            "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
-            "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
-            "datasets": [str(Path(p).resolve()) for p in datasets], **_init_weights(cfg),
-            "run_dir": str(Path(cfg.run_dir).resolve())}
-
-
-def _init_weights(cfg) -> dict:
-    "The weights' hash of the checkpoint `foundation.init` names (a fine-tuning's start), for the run identity: {} without one."
-    init = cfg_get(cfg.foundation, "init")
-    spec = spec_file(init) if init else None
-    return {"init_weights_sha256": read_json(spec).get("weights_sha256")} if spec else {}
-
-
-def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:
-    "Refuse `ckpt` when it was written by a run with other settings than `identity` (a ConfigError naming them)."
-    if identity is None: return
-    saved = read_json(ckpt / CKPT_STATE).get("identity")
-    if saved is not None and "init_weights_sha256" in identity and "init_weights_sha256" not in saved:
-        log.warning("%s was written before checkpoints recorded their init's weights: resuming without checking them", ckpt)
-        identity = {k: v for k, v in identity.items() if k != "init_weights_sha256"}
-    check_identity(saved, identity, f"{what}: {ckpt}",
-                   f"write this run to another folder (training.out_dir; a fine-tuning's finetune.out_dir), or remove "
-                   f"{ckpt.parent} to start afresh")
-
-
-def resolve_resume(training_cfg, folder: str | os.PathLike, identity: dict | None = None) -> Path | None:
-    """The checkpoint `training.resume_from_checkpoint` names: `latest` (the default: this run's newest checkpoint in
-    `folder`, None when there is none), null (start afresh) or a path, which must be a complete checkpoint folder (for
-    `resume_weights_only`: a folder with the weights, or a `.safetensors` file). With `identity` (`run_identity`), the
-    checkpoints already in `folder` must be this run's: another run's are refused, and so is starting afresh over
-    them (their later windows would outlive the new run's). Every refusal is a `ConfigError` (exit code 2), raised
-    before anything is built."""
-    r = training_cfg.resume_from_checkpoint
-    found = list_checkpoints(folder)
-    if r == "latest":
-        if not found: return None
-        _check_identity(found[-1], identity, "training.resume_from_checkpoint=latest")
-        return found[-1]
-    if found and identity is not None and (not r or training_cfg.resume_weights_only):
-        step = read_json(found[-1] / CKPT_STATE).get("global_step")
-        raise ConfigError(f"{folder} holds the checkpoints of an earlier run ({', '.join(p.name for p in found)}; the newest at step "
-                          f"{step}): training.resume_from_checkpoint=latest continues it; remove {folder} (or choose another "
-                          f"training.out_dir) to start afresh")
-    if not r: return None
-    p = Path(r)
-    if training_cfg.resume_weights_only:
-        if p.is_file() and p.suffix == ".safetensors": return p
-        if (p / CKPT_MODEL).is_file() or (p / CKPT_SHARDED / ".metadata").is_file(): return p
-        raise ConfigError(f"training.resume_from_checkpoint={p}: no weights to load (a checkpoint folder with {CKPT_MODEL} or "
-                          f"{CKPT_SHARDED}/, or a .safetensors file)")
-    if not p.is_dir(): raise ConfigError(f"training.resume_from_checkpoint={p}: no such checkpoint folder")
-    parts = (f"{CKPT_SHARDED}/.metadata", CKPT_STATE) if is_sharded(p) else (CKPT_MODEL, CKPT_OPTIM, CKPT_STATE)
-    missing = [f for f in parts if not (p / f).is_file()]
-    if missing: raise ConfigError(f"training.resume_from_checkpoint={p}: not a complete checkpoint, it lacks {', '.join(missing)}")
-    if found: _check_identity(found[-1], identity, f"training.resume_from_checkpoint={p}")   # this folder's windows must be its run's
-    saved = read_json(p / CKPT_STATE).get("identity") if identity is not None else None
-    if saved is not None and (diff := identity_diff(saved, identity)):   # asked for by path: allowed, and said
-        log.warning("resuming %s, written with other settings: %s", p, "; ".join(diff))
-    return p
-
-# %% ../../nbs/31_trainer.ipynb #002bf7f4
-def _distributed() -> bool:
-    return dist.is_available() and dist.is_initialized()
-
-
-def full_model_state(module: nn.Module) -> dict[str, torch.Tensor]:
-    "The full state dict on the CPU of rank 0 (other ranks get `{}`); a collective when distributed."
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-    if _distributed():
-        sd = get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-        return sd if dist.get_rank() == 0 else {}
-    return {k: v.detach().cpu() for k, v in module.state_dict().items()}
-
-
-def load_model_state(module: nn.Module, state: dict[str, torch.Tensor]) -> None:
-    "Load a full state dict (read on rank 0; when distributed it is broadcast from there and re-sharded)."
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
-    if _distributed():
-        set_model_state_dict(module, state, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
-    else:
-        module.load_state_dict(state)
-
-
-def full_optimizer_state(module: nn.Module, optimizer: torch.optim.Optimizer) -> dict:
-    "The full optimizer state keyed by parameter name, on the CPU of rank 0 (others: `{}`)."
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
-    sd = get_optimizer_state_dict(module, optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=_distributed()))
-    return sd if not _distributed() or dist.get_rank() == 0 else {}
-
-
-def load_optimizer_state(module: nn.Module, optimizer: torch.optim.Optimizer, state: dict) -> None:
-    "Load a full, name-keyed optimizer state (broadcast from rank 0 when distributed)."
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
-    opts = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True) if _distributed() else StateDictOptions()
-    set_optimizer_state_dict(module, optimizer, optim_state_dict=state, options=opts)
-
-# %% ../../nbs/31_trainer.ipynb #f2cb1a2a
-def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
-    "Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); keep the newest `keep_last_k`."
-    replace_folder(tmp, folder, folder.with_name(folder.name + ".old"))
-    for t in folder.parent.glob("window_*.trash"): shutil.rmtree(t, ignore_errors=True)   # left by a kill during a removal
-    if keep_last_k:
-        for p in list_checkpoints(folder.parent)[:-keep_last_k]: remove_checkpoint(p)
-    return folder
-
-
-def remove_checkpoint(folder: Path) -> None:
-    "Delete a checkpoint so that a kill half-way leaves nothing that looks like one: renamed to `NAME.trash`, then removed."
-    trash = folder.with_name(folder.name + ".trash")
-    shutil.rmtree(trash, ignore_errors=True)
-    folder.rename(trash)
-    shutil.rmtree(trash)
-
-
-def _fresh_tmp(folder: Path) -> Path:
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    return tmp
-
-
-def write_checkpoint(folder: Path, model_state: dict, optimizer_state: dict, state: dict,
-                     ema_state: dict | None = None, keep_last_k: int | None = None) -> Path:
-    "Write a checkpoint folder atomically (into `NAME.tmp`, `state.json` last, then renamed); keep the newest `keep_last_k`."
-    folder = Path(folder)
-    tmp = _fresh_tmp(folder)
-    save_safetensors(model_state, tmp / CKPT_MODEL)
-    if ema_state is not None: save_safetensors(ema_state, tmp / CKPT_EMA)
-    torch.save(optimizer_state, tmp / CKPT_OPTIM)
-    write_json(tmp / CKPT_STATE, state)
-    return commit_checkpoint(tmp, folder, keep_last_k)
-
-
-def read_checkpoint(folder: Path, weights_only: bool = False) -> dict:
-    "The parts of a checkpoint: `model` (and `ema`, `optimizer`, `state` unless `weights_only`); bad files raise `DataError`."
-    folder = Path(folder)
-    if is_sharded(folder): raise DataError("a sharded checkpoint: load it into a model with `load_sharded_checkpoint`", folder)
-    weights = folder if folder.suffix == ".safetensors" else folder / CKPT_MODEL
-    try:
-        out = {"model": load_file(str(weights))}
-        if weights_only: return out
-        out["optimizer"] = torch.load(folder / CKPT_OPTIM, map_location="cpu", weights_only=True)
-        if (folder / CKPT_EMA).exists(): out["ema"] = load_file(str(folder / CKPT_EMA))
-    except DataError: raise
-    except Exception as e: raise DataError(f"cannot read checkpoint: {type(e).__name__}: {e}", folder) from e
-    out["state"] = read_state(folder)
-    return out
-
-
-def read_state(folder: Path) -> dict:
-    "A checkpoint's `state.json`, checked for its version."
-    state = read_json(Path(folder) / CKPT_STATE)
-    if state.get("version") != STATE_VERSION:
-        raise DataError(f"checkpoint state version {state.get('version')!r}, expected {STATE_VERSION}", Path(folder) / CKPT_STATE)
-    return state
-
-
-
-def write_sharded_checkpoint(folder: Path, module: nn.Module, optimizer: torch.optim.Optimizer, state: dict,
-                             ema: EMA | None = None, keep_last_k: int | None = None) -> Path:
-    """Every rank writes its shards of the weights, optimizer state and EMA with `torch.distributed.checkpoint` into
-    `NAME.tmp/sharded`; then rank 0 writes `state.json` and renames the folder (a collective: call it on every rank)."""
-    import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.state_dict import get_state_dict
-    folder, rank = Path(folder), dist.get_rank() if _distributed() else 0
-    tmp = _fresh_tmp(folder) if rank == 0 else folder.with_name(folder.name + ".tmp")
-    if _distributed(): dist.barrier()
-    model_sd, optim_sd = get_state_dict(module, optimizer)
-    parts = {"model": model_sd, "optimizer": optim_sd, **({"ema": ema.sharded_state()} if ema is not None else {})}
-    dcp.save(parts, checkpoint_id=str(tmp / CKPT_SHARDED))
-    if _distributed(): dist.barrier()
-    if rank == 0:
-        write_json(tmp / CKPT_STATE, state)
-        commit_checkpoint(tmp, folder, keep_last_k)
-    if _distributed(): dist.barrier()
-    return folder
-
-
-def load_sharded_checkpoint(folder: Path, module: nn.Module | None = None, optimizer: torch.optim.Optimizer | None = None,
-                            ema: EMA | None = None) -> None:
-    """Load the parts of a sharded checkpoint that are given (`module`, its `optimizer`, `ema`) on every rank; each reads
-    the shards it needs, whatever the number of ranks that wrote them. Missing or misshapen parts raise `DataError`."""
-    import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.api import CheckpointException
-    from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict, set_model_state_dict, set_state_dict
-    if optimizer is not None: model_sd, optim_sd = get_state_dict(module, optimizer)
-    else: model_sd, optim_sd = (get_model_state_dict(module) if module is not None else None), None
-    parts = {**({"model": model_sd} if model_sd is not None else {}), **({"optimizer": optim_sd} if optim_sd is not None else {}),
-             **({"ema": ema.sharded_state()} if ema is not None else {})}
-    if ema is not None and "ema" not in sharded_keys(folder):
-        raise DataError("the checkpoint holds no EMA (it was written with training.ema_decay=0)", folder)
-    try: dcp.load(parts, checkpoint_id=str(Path(folder) / CKPT_SHARDED))
-    except (Exception, CheckpointException) as e:   # DCP's exception is a BaseException; its last line names the cause
-        raise DataError(f"cannot load the sharded checkpoint: {(str(e).strip().splitlines() or [type(e).__name__])[-1]}", folder) from e
-    if optimizer is not None: set_state_dict(module, optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd)
-    elif model_sd is not None: set_model_state_dict(module, model_sd)
-    if ema is not None: ema.load_sharded_state(parts["ema"])
-
-
-def sharded_keys(folder: Path) -> set[str]:
-    "The top-level parts (`model`, `optimizer`, `ema`) a sharded checkpoint holds."
-    from torch.distributed.checkpoint import FileSystemReader
-    return {k.split(".", 1)[0] for k in FileSystemReader(str(Path(folder) / CKPT_SHARDED)).read_metadata().state_dict_metadata}
 
 # %% ../../nbs/31_trainer.ipynb #ddac034f
 def peak_flops(device: torch.device, dtype: torch.dtype | None = torch.bfloat16, tflops: float | None = None) -> float | None:
@@ -718,14 +481,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     history, seconds_before = [], 0.0   # the curve and time of the launches before this one (a resumed run's summary has all)
     full_resume = resume is not None and not tc.resume_weights_only
     if resume is not None:
-        if is_sharded(resume):   # every rank reads its own shards
-            load_sharded_checkpoint(resume, module, optimizer if full_resume else None)
-            state = read_state(resume) if full_resume else None
-        else:                    # rank 0 reads, the others get their part by broadcast
-            ck = read_checkpoint(resume, weights_only=not full_resume) if rank == 0 else None
-            load_model_state(module, ck["model"] if rank == 0 else {})
-            if full_resume: load_optimizer_state(module, optimizer, ck["optimizer"] if rank == 0 else {})
-            state = fabric.broadcast(ck["state"] if rank == 0 else None) if full_resume else None
+        state = load_checkpoint(fabric, resume, module, optimizer if full_resume else None)
         if full_resume:
             scheduler.load_state_dict(state["scheduler"])
             planner.load_state_dict(state["cursor"])
@@ -736,12 +492,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                  start_window, global_step)
     run_id = fabric.broadcast(run_id)
     ema = EMA(module, float(tc.ema_decay)) if tc.ema_decay > 0 else None
-    if ema is not None and full_resume:
-        if is_sharded(resume):
-            load_sharded_checkpoint(resume, ema=ema)   # the weights and optimizer state are in already
-        else:
-            if not (resume / CKPT_EMA).exists(): raise DataError(f"training.ema_decay={tc.ema_decay}, but the checkpoint has no {CKPT_EMA}", resume)
-            ema.load_full_state(load_file(str(resume / CKPT_EMA)))   # every rank reads it: each cuts its own shards
+    if ema is not None and full_resume: load_ema(resume, ema, tc.ema_decay)
 
     wandb_run = _start_wandb(cfg, out_dir, run_id) if rank == 0 else None
     bar = tqdm(total=plan.total_steps, initial=global_step, desc="foundation", disable=rank != 0, dynamic_ncols=True)
@@ -766,7 +517,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
                      "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity,
                      "history": loop.history, "seconds": seconds_before + time.time() - t0}
-            _save(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
+            save_checkpoint(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
             last = loop.history[-1] if loop.history else last
         if start_window == plan.num_windows and rank == 0:   # (killed after its last checkpoint, before the model was out)
             log.info("foundation: the checkpoint %s is the end of the run already: its weights are exported", resume)
@@ -808,26 +559,6 @@ def _train_window(loop: StepLoop, planner: WindowPlanner, plan: RunPlan, w: int,
             break
     if top_ups: log.info("window %d: topped up %d time(s) to step %d of %d", w, top_ups, loop.global_step, end)
     return top_ups
-
-
-def _save(fabric, module, optimizer, ema, state: dict, folder: Path, keep_last_k: int, fmt: CheckpointFormat) -> None:
-    "Write a window checkpoint: every rank its shards, or gathered to rank 0, which writes the full state."
-    if fmt == CheckpointFormat.sharded:
-        write_sharded_checkpoint(folder, module, optimizer, state, ema, keep_last_k)
-    else:
-        model_state, optim_state = full_model_state(module), full_optimizer_state(module, optimizer)
-        ema_state = ema.full_state() if ema is not None else None
-        if fabric.global_rank == 0: write_checkpoint(folder, model_state, optim_state, state, ema_state, keep_last_k)
-    if fabric.global_rank == 0: log.info("checkpoint %s (step %d)", folder, state["global_step"])
-    fabric.barrier()
-
-
-def export_weights(module: nn.Module, ema: EMA | None) -> dict:
-    "The full weights to export (the EMA's where there is one) on rank 0, `{}` on the others; a collective."
-    model_state = full_model_state(module)
-    ema_state = ema.full_state() if ema is not None else None
-    if not model_state or ema_state is None: return model_state
-    return {**model_state, **{k: v.to(model_state[k].dtype) for k, v in ema_state.items()}}
 
 # %% ../../nbs/31_trainer.ipynb #5948048f
 def foundation_train(cfg, args: list[str] | None = None) -> int:
