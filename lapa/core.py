@@ -23,11 +23,11 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError', 'TrainingDiverged',
-           'resolve_callable', 'is_override', 'is_int', 'split_words', 'exit_code_of', 'exit_process',
-           'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'json_line', 'write_jsonl', 'read_json',
-           'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode', 'get_logger',
-           'launch_rank', 'log_to_file']
+__all__ = ['EXIT_REQUEUE', 'PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError',
+           'TrainingDiverged', 'JobStopped', 'resolve_callable', 'is_override', 'is_int', 'split_words', 'exit_code_of',
+           'exit_process', 'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'json_line', 'write_jsonl',
+           'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode',
+           'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -49,6 +49,13 @@ class DataError(LapaError):
 
 class TrainingDiverged(LapaError):
     "A training loss or gradient became NaN or Inf; the message names the stage, the step and what to change."
+
+
+EXIT_REQUEUE = 75   # sysexits' EX_TEMPFAIL: stopped early with a checkpoint (a time limit, preemption); run it again to go on
+
+
+class JobStopped(LapaError):
+    "A job stopped on request (SIGTERM, SIGUSR1) at a step boundary, its checkpoint written: run it again to continue."
 
 # %% ../nbs/00_core.ipynb #d5318f1a
 def resolve_callable(spec: str, what: str = "") -> Callable:
@@ -83,12 +90,15 @@ def split_words(argv: list[str]) -> tuple[list[str], list[str]]:
 def exit_code_of(prog: str, fn: Callable[[], Any]) -> int:
     """Call `fn()`: its exit code (0 when it returns something else), or `prog: error: ...` on stderr and 2 (config) /
     1 (data, or a file the system refuses: a run_dir that is a file, a full disk, no permission; the path is named), or
-    `prog: interrupted` and 130 after Ctrl-C (the shell's code for SIGINT; Lightning's trainers end such a run themselves)."""
+    `prog: interrupted` and 130 after Ctrl-C (the shell's code for SIGINT; Lightning's trainers end such a run themselves),
+    or `prog: stopped ...` and `EXIT_REQUEUE` when the job stopped on request with a checkpoint (`JobStopped`)."""
     try:
         rc = fn()
         return rc if isinstance(rc, int) else 0
     except ConfigError as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 2
+    except JobStopped as e:
+        print(f"{prog}: stopped to be run again: {e}", file=sys.stderr); return EXIT_REQUEUE
     except LapaError as e:
         print(f"{prog}: error: {e}", file=sys.stderr); return 1
     except KeyboardInterrupt:

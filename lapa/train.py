@@ -12,8 +12,10 @@ import math
 import os
 import re
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import uuid
 from enum import Enum
 from pathlib import Path
@@ -27,13 +29,14 @@ from .core import ConfigError, DataError, TrainingDiverged, atomic_write, file_s
 log = get_logger("lapa.train")
 
 # %% auto #0
-__all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
+__all__ = ['log', 'PRECISIONS', 'STOP_SIGNALS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
-           'finish_loggers', 'fit', 'first_non_finite', 'diverged', 'NonFiniteWatch', 'non_finite_callback',
-           'run_relative', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder', 'save_safetensors',
-           'staging_folder', 'carry_over', 'replace_folder', 'check_finite', 'write_model_folder', 'read_model_folder',
-           'read_weights', 'state_sha256', 'weights_sha256', 'pick_device', 'check_state_indices', 'load_weights']
+           'finish_loggers', 'fit', 'StopRequest', 'first_non_finite', 'diverged', 'NonFiniteWatch',
+           'non_finite_callback', 'run_relative', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder',
+           'save_safetensors', 'staging_folder', 'carry_over', 'replace_folder', 'check_finite', 'write_model_folder',
+           'read_model_folder', 'read_weights', 'state_sha256', 'weights_sha256', 'pick_device', 'check_state_indices',
+           'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -180,6 +183,44 @@ def fit(trainer, *args, **kwargs) -> None:
         if trainer.interrupted: raise KeyboardInterrupt from None
         raise
     if trainer.interrupted: raise KeyboardInterrupt   # versions of Lightning that return from an interrupted fit
+
+# %% ../nbs/03_train.ipynb #stop02c
+STOP_SIGNALS = ("SIGTERM", "SIGUSR1")   # a time limit or preemption (SIGTERM), sbatch --signal's warning (SIGUSR1)
+
+
+class StopRequest:
+    """Notes the first of `signals` that reaches the process instead of letting it end the process (a context manager:
+    the previous handlers come back on exit). `requested` says whether one came; `agreed` asks every rank."""
+
+    def __init__(self, signals: Iterable[str] = STOP_SIGNALS):
+        self.signals = [getattr(signal, s) for s in signals]
+        self.received: str | None = None
+        self._previous: dict = {}
+
+    def __enter__(self) -> "StopRequest":
+        if threading.current_thread() is not threading.main_thread():
+            log.warning("not the main thread: SIGTERM and SIGUSR1 keep their handlers, and a stop request is not noted")
+            return self
+        for s in self.signals: self._previous[s] = signal.signal(s, self._note)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self._previous.items(): signal.signal(s, handler)
+        self._previous = {}
+
+    def _note(self, signum, frame) -> None:
+        if self.received is None:
+            self.received = signal.Signals(signum).name
+            log.warning("%s received: stopping at the next step boundary, with a checkpoint", self.received)
+
+    @property
+    def requested(self) -> bool:
+        return self.received is not None
+
+    def agreed(self, all_reduce_max: Callable[[int], int] | None = None) -> bool:
+        "Whether this rank, or with `all_reduce_max` (a max over the ranks of an int) any rank, was asked to stop."
+        flag = int(self.requested)
+        return bool(all_reduce_max(flag) if all_reduce_max is not None else flag)
 
 # %% ../nbs/03_train.ipynb #nan02e
 def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:
