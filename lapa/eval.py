@@ -157,13 +157,17 @@ def _episode(job: dict, state: dict | None = None) -> tuple[dict, np.ndarray | N
 
 
 def _in_order(futures: list, stop: StopRequest | None) -> Iterator:
-    "The results of `futures` in their order; once `stop` is requested, those not started are cancelled, those running awaited."
+    """The results of `futures` in their order; once `stop` is requested, those not started are cancelled, those running
+    awaited (a running one cannot be cancelled); an episode that fails cancels those not started, as `Executor.map` does."""
     from concurrent.futures import wait
-    for f in futures:
-        while stop is not None and not stop.requested and not wait([f], timeout=0.5).done: pass
-        if stop is not None and stop.requested:
-            for g in futures: g.cancel()   # (one that runs cannot be: it finishes)
-        if not f.cancelled(): yield f.result()
+    try:
+        for f in futures:
+            while stop is not None and not stop.requested and not wait([f], timeout=0.5).done: pass
+            if stop is not None and stop.requested:
+                for g in futures: g.cancel()
+            if not f.cancelled(): yield f.result()
+    finally:
+        for g in futures: g.cancel()
 
 
 def _one_by_one(jobs: list, state: dict, stop: StopRequest | None) -> Iterator:
