@@ -15,7 +15,7 @@ lapa_resubmit() (   # a subshell: this job's SLURM_* variables stay out of the n
     sbatch --parsable "$0" "${LAPA_ARGS[@]}"
 )
 
-run_or_requeue() {   # run_or_requeue srun ...: exit with its code; on {{exit_requeue}}, requeue (or resubmit) and exit 0
+run_or_requeue() {   # run_or_requeue srun ...: exits with its code; on {{exit_requeue}}, requeues (or resubmits), exits 0
     local rc=0 runs next
     "$@" || rc=$?
     [ "$rc" -eq {{exit_requeue}} ] || exit "$rc"
