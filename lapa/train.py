@@ -190,7 +190,10 @@ STOP_SIGNALS = ("SIGTERM", "SIGUSR1")   # a time limit or preemption (SIGTERM), 
 
 class StopRequest:
     """Notes the first of `signals` that reaches the process instead of letting it end the process (a context manager:
-    the previous handlers come back on exit). `requested` says whether one came; `agreed` asks every rank."""
+    the previous handlers come back on exit, but for a block that ends in `JobStopped` after a signal, whose process is
+    on its way out to be run again: there the notes stay, so that a later SIGTERM, which srun's `--kill-on-bad-exit`
+    sends to the ranks still running once one has exited 75, cannot turn the exit code into 143). `requested` says
+    whether one came; `agreed` asks every rank."""
 
     def __init__(self, signals: Iterable[str] = STOP_SIGNALS):
         self.signals = [getattr(signal, s) for s in signals]
@@ -204,11 +207,12 @@ class StopRequest:
         for s in self.signals: self._previous[s] = signal.signal(s, self._note)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type=None, *exc) -> None:
+        leaving = self.received is not None and exc_type is not None and issubclass(exc_type, JobStopped)
         for s, handler in self._previous.items():
-            signal.signal(s, handler)
             outer = getattr(handler, "__self__", None)   # an enclosing request (a pipeline around its stage) learns of it too
             if self.received is not None and isinstance(outer, StopRequest) and outer.received is None: outer.received = self.received
+            if not leaving or isinstance(outer, StopRequest): signal.signal(s, handler)
         self._previous = {}
 
     def _note(self, signum, frame) -> None:
