@@ -30,9 +30,9 @@ __all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'L
            'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
            'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
            'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'api_key_problem',
-           'ServeConfig', 'server_problem', 'EvalConfig', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'config_yaml',
-           'stage_dir']
+           'ServeConfig', 'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig', 'PipelineConfig',
+           'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg',
+           'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -852,6 +852,20 @@ class EvalConfig:
         if self.server is not None and (why := server_problem(self.server)): p.append(("server", why))
         return p
 
+# %% ../nbs/01_config.ipynb #slurmtime01c
+def slurm_seconds(time: str) -> int | None:
+    """sbatch's `--time` in seconds (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS[:MINUTES[:SECONDS]]),
+    rounded up to whole minutes as Slurm keeps it; None for UNLIMITED; `ConfigError` for anything else."""
+    if time in ("UNLIMITED", "infinite"): return None
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", str(time))
+    if m is None: raise ConfigError(f"not an sbatch --time: {time!r}")
+    days, *parts = m.groups()
+    n = [int(x) for x in parts if x is not None]
+    if days is not None: h, mi, s = (n + [0, 0])[:3]; h += 24 * int(days)   # DAYS-HOURS[:MINUTES[:SECONDS]]
+    elif len(n) == 3: h, mi, s = n                                         # HOURS:MINUTES:SECONDS
+    else: h, mi, s = 0, n[0], (n[1] if len(n) == 2 else 0)                 # MINUTES[:SECONDS]
+    return -(-((h * 60 + mi) * 60 + s) // 60) * 60
+
 # %% ../nbs/01_config.ipynb #slurm01c
 @dataclass
 class SlurmConfig:
@@ -875,6 +889,9 @@ class SlurmConfig:
     env: dict[str, str] = field(default_factory=dict)      # exported before srun: NCCL settings, OMP_NUM_THREADS, ...
     master_port: Optional[int] = None  # null: 20000 + job id % 20000
     log_dir: str = "${run_dir}/slurm/logs"
+    signal_lead_s: int = 300          # SIGUSR1 to srun's tasks this long before the time limit (a step + a checkpoint); 0: none
+    requeue: bool = True              # exit 75 (stopped with a checkpoint): requeue the job from the host, or resubmit it
+    max_requeues: int = 20            # a job runs at most 1 + max_requeues times (one that stops again at once would loop)
 
     def _problems(self):
         p = positive(self, "nodes", "ntasks_per_node", "cpus_per_task")
@@ -887,6 +904,11 @@ class SlurmConfig:
             if not k.replace("_", "a").isalnum() or k[0].isdigit(): p.append(("env", f"{k!r} is not an environment variable name"))
         if not re.fullmatch(r"(\d+-)?\d+(:\d+){0,2}|UNLIMITED|infinite", self.time):   # sbatch --time's forms
             p.append(("time", f"must be MINUTES, [DAYS-]HOURS:MINUTES[:SECONDS] or DAYS-HOURS, got {self.time!r}"))
+        elif (limit := slurm_seconds(self.time)) is not None and self.signal_lead_s >= limit:
+            p.append(("signal_lead_s", f"{self.signal_lead_s} s is not shorter than the time limit ({self.time} = {limit} s): "
+                                       "the signal would come before the job starts; lower it or lengthen slurm.time"))
+        if not 0 <= self.signal_lead_s <= 65535: p.append(("signal_lead_s", f"must be in [0, 65535] seconds (sbatch's range), got {self.signal_lead_s}"))
+        if self.max_requeues < 0: p.append(("max_requeues", f"must be >= 0, got {self.max_requeues}"))
         if self.mem is not None and not re.fullmatch(r"\d+[KMGT]?", str(self.mem)):
             p.append(("mem", f"must be a size such as 64G or 0 (all of the node's memory), got {self.mem!r}"))
         if self.job_name is not None and not re.fullmatch(r"[\w.+-]+", self.job_name):

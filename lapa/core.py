@@ -55,7 +55,12 @@ EXIT_REQUEUE = 75   # sysexits' EX_TEMPFAIL: stopped early with a checkpoint (a 
 
 
 class JobStopped(LapaError):
-    "A job stopped on request (SIGTERM, SIGUSR1) at a step boundary, its checkpoint written: run it again to continue."
+    """A job stopped on request (SIGTERM, SIGUSR1) at a step boundary, its checkpoint written: run it again to continue.
+    `signal`, `step` and `checkpoint` say what stopped it, where, and what the next run continues from."""
+
+    def __init__(self, msg: str, signal: str | None = None, step: int | None = None, checkpoint: str | os.PathLike | None = None):
+        self.signal, self.step, self.checkpoint = signal, step, (str(checkpoint) if checkpoint is not None else None)
+        super().__init__(msg)
 
 # %% ../nbs/00_core.ipynb #d5318f1a
 def resolve_callable(spec: str, what: str = "") -> Callable:

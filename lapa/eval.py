@@ -10,20 +10,22 @@ import io
 import json
 import multiprocessing as mp
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-from .core import (ConfigError, DataError, LapaError, atomic_write, exit_with_parent, get_logger, json_line, resolve_callable,
+from .core import (ConfigError, DataError, JobStopped, LapaError, atomic_write, exit_with_parent, get_logger, json_line, resolve_callable,
                        write_json)
 from .policy import IMAGE_KEY, PROMPT_KEY, STATE_KEY, ActionChunkBroker, Policy, PolicyRecorder, chunk_shape, policy_metadata_of
 from .provenance import redacted
 from .sim import MetaWorldEnv, centre_crop_resize, episode_id, resolve_tasks
+from .train import StopRequest
 
 _log = get_logger("lapa.eval")
 
@@ -131,6 +133,7 @@ _WORKER: dict = {}
 def _worker_init(threads: int) -> None:
     import torch
     exit_with_parent()   # a parent killed with SIGKILL leaves no worker behind
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)   # a stop request is the parent's to answer: the episode under way finishes
     torch.set_num_threads(threads)
     _WORKER.update(spec=None, policy=None, envs={})
 
@@ -153,17 +156,39 @@ def _episode(job: dict, state: dict | None = None) -> tuple[dict, np.ndarray | N
     return row, frames, timings
 
 
+def _in_order(futures: list, stop: StopRequest | None) -> Iterator:
+    """The results of `futures` in their order; once `stop` is requested, those not started are cancelled, those running
+    awaited (a running one cannot be cancelled); an episode that fails cancels those not started, as `Executor.map` does."""
+    from concurrent.futures import wait
+    try:
+        for f in futures:
+            while stop is not None and not stop.requested and not wait([f], timeout=0.5).done: pass
+            if stop is not None and stop.requested:
+                for g in futures: g.cancel()
+            if not f.cancelled(): yield f.result()
+    finally:
+        for g in futures: g.cancel()
+
+
+def _one_by_one(jobs: list, state: dict, stop: StopRequest | None) -> Iterator:
+    "The episodes of `jobs` in this process, none started once `stop` is requested."
+    for j in jobs:
+        if stop is not None and stop.requested: return
+        yield _episode(j, state)
+
+
 def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[int], max_steps: int,
              replan_steps: int | None = None, image_size: int = 64, camera: str = "corner4", videos: int = 0,
              desc: str = "eval", progress: bool = True, request_image_size: int | None = None,
              temporal_ensemble: bool = False, ensemble_decay: float = 0.01, workers: int = 1, render: str = "request",
              timings: dict | None = None, on_episode: Callable[[dict], Any] | None = None,
-             kept: Sequence[dict] = ()) -> tuple[list[dict], dict[str, np.ndarray]]:
+             kept: Sequence[dict] = (), stop: StopRequest | None = None) -> tuple[list[dict], dict[str, np.ndarray]]:
     """Run `policy` on every seed of every task (rendered at `image_size`, sent at `request_image_size`); return the rows
     (in task, seed order) and `{episode: frames}`. A `PolicySpec` with `workers > 1` runs in that many processes; `timings`
     collects request times; `on_episode` gets each row as its episode ends (the caller keeps it, should a later episode or
     the process fail); `kept` rows of an earlier, interrupted run of the same evaluation are taken as they are (the caller
-    leaves out the episodes to record: their frames were not kept)."""
+    leaves out the episodes to record: their frames were not kept). Once `stop` (a `StopRequest`) is requested no episode
+    starts, those under way finish (or are lost with the workers a SIGTERM ended), and `JobStopped` is raised."""
     jobs = [dict(task=t, seed=int(s), record=i < videos, image_size=image_size, camera=camera, max_steps=max_steps,
                  replan_steps=replan_steps, request_image_size=request_image_size, temporal_ensemble=temporal_ensemble,
                  ensemble_decay=ensemble_decay, render=render) for t in tasks for i, s in enumerate(seeds)]
@@ -188,16 +213,22 @@ def rollouts(policy: Policy | PolicySpec, tasks: Sequence[str], seeds: Sequence[
         if not jobs: pass   # every episode kept
         elif parallel:   # the workers run lapa.eval's own functions (a spawned process imports them; it cannot see a notebook's)
             from concurrent.futures import ProcessPoolExecutor   # a worker that dies raises BrokenProcessPool, never hangs
+            from concurrent.futures.process import BrokenProcessPool
             from lapa import eval as module
             with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"), initializer=module._worker_init,
                                      initargs=(1,)) as pool:
-                collect(pool.map(module._episode, [dict(j, spec=(policy.target, dict(policy.kwargs))) for j in jobs]))
+                try: collect(_in_order([pool.submit(module._episode, dict(j, spec=(policy.target, dict(policy.kwargs)))) for j in jobs], stop))
+                except BrokenProcessPool:
+                    if stop is None or not stop.requested: raise   # (workers a SIGTERM ended as it stopped this process)
         else:
             state = dict(policy=policy.build() if isinstance(policy, PolicySpec) else policy, envs={})
-            try: collect(_episode(j, state) for j in jobs)
+            try: collect(_one_by_one(jobs, state, stop))
             finally:
                 for e in state["envs"].values(): e.close()
     finally: bar.close()
+    if stop is not None and stop.requested and len(rows) < len(order):
+        raise JobStopped(f"{desc}: {stop.received}; {len(rows)} of {len(order)} episodes finished, no other started",
+                         signal=stop.received, step=len(rows))
     rows.sort(key=lambda r: order[(r["task"], r["seed"])])
     return rows, clips
 
@@ -366,7 +397,8 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
              progress: bool = True) -> dict:
     """Closed-loop success of `policy` (and of the scripted expert on the same seeds) in Meta-World; writes the outputs.
     Each episode goes to `partial.jsonl` as it ends; an evaluation of the same plan and policy in that folder after one
-    that stopped (its policy failed, the process was killed) keeps them (`eval.resume`)."""
+    that stopped (its policy failed, the process was killed) keeps them (`eval.resume`). On SIGTERM or SIGUSR1 no episode
+    starts, those under way finish, and `JobStopped` says how many are kept for the next run."""
     e, plan = cfg.eval, eval_plan(cfg)
     out = Path(out_dir or e.out_dir)
     if isinstance(policy, PolicySpec) and int(e.workers) <= 1: policy = policy.build()   # one process: build it here, once
@@ -379,24 +411,35 @@ def evaluate(policy: Policy | PolicySpec, cfg, out_dir: str | os.PathLike | None
     recorded = {(t, int(s)) for t in plan["tasks"] for s in plan["seeds"][:int(e.videos_per_task)]}   # run again: frames not kept
     kept = [r for r in kept_episodes(partial, identity) if (r["task"], r["seed"]) not in recorded] if e.resume else []
     if kept: _log.info("evaluation of %s: %d of %d episodes kept from %s", name, len(kept), len(plan["tasks"]) * len(plan["seeds"]), partial)
-    with EpisodeLog(partial, dict(policy_name=name, identity=identity), kept) as episodes:
-        try:
-            rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
-                                   timings=timings, on_episode=episodes.add, kept=kept, **run)
-        except BaseException:   # a policy (or its server) that fails for good: the episodes it finished stay in the log
-            _log.warning("the evaluation of %s stopped after %d of %d episodes; the finished ones are in %s", name,
-                         episodes.episodes, len(plan["tasks"]) * len(plan["seeds"]), partial)
-            raise
-    seconds = time.perf_counter() - t0
-    results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
-                   max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
-                   policy=summarise(rows), episodes=rows, latency=latency(timings), workers=int(e.workers),
-                   policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy", "state_view")},
-                   seconds=round(seconds, 2), episodes_kept=len(kept),   # (the timings are of the episodes run now)
-                   episodes_per_minute=round(60 * (len(rows) - len(kept)) / max(seconds, 1e-9), 1) if len(rows) > len(kept) else None)
-    if e.expert:
-        erows, _ = rollouts(PolicySpec("lapa.policy:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert", **run)
-        results.update(expert=summarise(erows), expert_episodes=erows)
+    total = len(plan["tasks"]) * len(plan["seeds"])
+    with StopRequest() as stop:   # a Slurm time limit or preemption: the episodes under way finish, then it stops
+        with EpisodeLog(partial, dict(policy_name=name, identity=identity), kept) as episodes:
+            try:
+                rows, clips = rollouts(policy, plan["tasks"], plan["seeds"], videos=int(e.videos_per_task), desc=f"eval {name}",
+                                       timings=timings, on_episode=episodes.add, kept=kept, stop=stop, **run)
+            except JobStopped as err:
+                raise JobStopped(f"the evaluation of {name}: {err.signal}; stopped after {episodes.episodes} of {total} episodes, "
+                                 f"kept in {partial}: run it again to continue", signal=err.signal, step=episodes.episodes,
+                                 checkpoint=partial) from None
+            except BaseException:   # a policy (or its server) that fails for good: the episodes it finished stay in the log
+                _log.warning("the evaluation of %s stopped after %d of %d episodes; the finished ones are in %s", name,
+                             episodes.episodes, total, partial)
+                raise
+        seconds = time.perf_counter() - t0
+        results = dict(policy_name=name, server=e.server, tasks=plan["tasks"], seeds=plan["seeds"], episodes_per_task=len(plan["seeds"]),
+                       max_steps=plan["max_steps"], replan_steps=plan["replan_steps"], temporal_ensemble=plan["temporal_ensemble"],
+                       policy=summarise(rows), episodes=rows, latency=latency(timings), workers=int(e.workers),
+                       policy_metadata={k: v for k, v in meta.items() if k in ("observation", "actions", "policy", "state_view")},
+                       seconds=round(seconds, 2), episodes_kept=len(kept),   # (the timings are of the episodes run now)
+                       episodes_per_minute=round(60 * (len(rows) - len(kept)) / max(seconds, 1e-9), 1) if len(rows) > len(kept) else None)
+        if e.expert:
+            try: erows, _ = rollouts(PolicySpec("lapa.policy:ExpertPolicy"), plan["tasks"], plan["seeds"], desc="eval scripted expert",
+                                     stop=stop, **run)
+            except JobStopped as err:
+                raise JobStopped(f"the evaluation of {name}: {err.signal} during the scripted expert's episodes, which run again; "
+                                 f"the policy's {total} are kept in {partial}: run it again to continue", signal=err.signal,
+                                 step=total, checkpoint=partial) from None
+            results.update(expert=summarise(erows), expert_episodes=erows)
     names = {f"{ep}.{e.video_format}" for ep in clips}
     for old in (out / "videos").glob("*"):   # an earlier evaluation's clips in this folder are not this one's
         if old.suffix in (".mp4", ".gif") and old.name not in names: old.unlink()

@@ -19,7 +19,8 @@ import yaml
 from omegaconf import DictConfig
 
 from .config import load_cfg
-from .core import PARAMETER_FLAGS, ConfigError, DataError, LapaError, atomic_write, get_logger, log_to_file, split_words
+from .core import (EXIT_REQUEUE, PARAMETER_FLAGS, ConfigError, DataError, JobStopped, LapaError, atomic_write, get_logger,
+                       log_to_file, split_words)
 from .provenance import refuse_secrets
 from .stages import STAGES, SlurmSpec
 
@@ -29,8 +30,8 @@ log = get_logger("lapa.jobs")
 __all__ = ['log', 'STAGE_NOTEBOOKS', 'PARAMETER_TYPES', 'SKIP_FLAGS', 'SLURM_JOBS', 'repo_root', 'find_notebook', 'parse_nb_args',
            'notebook_parameters', 'parameter_types', 'check_parameters', 'job_kernel', 'execute_notebook', 'nb_run',
            'small_png', 'keep_figures', 'without_flagged', 'nb_figures', 'slurm_job', 'slurm_job_cfg',
-           'render_template', 'job_name', 'sbatch_lines', 'container_flags', 'templates_dir', 'render_sbatch',
-           'find_sbatch', 'sbatch_submit', 'slurm_render', 'slurm_submit']
+           'render_template', 'job_name', 'sbatch_lines', 'container_flags', 'templates_dir', 'requeue_block',
+           'render_sbatch', 'find_sbatch', 'sbatch_submit', 'slurm_render', 'slurm_submit']
 
 # %% ../nbs/70_jobs.ipynb #5ee30dc4
 STAGE_NOTEBOOKS = tuple(s.notebook for s in STAGES.values() if s.notebook)   # the chapters that run a stage as a job
@@ -190,6 +191,8 @@ def execute_notebook(path: str | os.PathLike, output: str | os.PathLike, paramet
             pm.execute_notebook(str(path), str(partial), parameters=params, kernel_name=kernel, language="python",
                                 cwd=str(cwd or path.parent), progress_bar=False)
     except pm.PapermillExecutionError as e:   # named by its first line: papermill's injected cell shifts the counts
+        if e.ename == "JobStopped":   # a trainer in it stopped with a checkpoint (SIGUSR1, SIGTERM): the job is to run again
+            raise JobStopped(f"notebook {path.name}: {e.evalue} (record: {output})") from e
         first = next((ln.strip() for ln in (e.source or "").splitlines() if ln.strip() and not ln.startswith("#|")), "")
         raise LapaError(f"notebook {path.name} failed in the cell that begins `{first[:60]}{'...' if len(first) > 60 else ''}` "
                         f"(In [{e.exec_count}] of the record): {e.ename}: {e.evalue} (record: {output})") from e
@@ -211,7 +214,13 @@ def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
     declared = notebook_parameters(path)
     run = {"run_dir": str(run_dir), "overrides": [o for o in overrides if o.split("=")[0] != "run_dir"] + [f"run_dir={run_dir}"]}
     params = {**{k: v for k, v in run.items() if k in declared}, **params}
-    out = execute_notebook(path, run_dir / "notebooks" / f"{path.stem}.ipynb", params)
+    from lapa.train import STOP_SIGNALS, StopRequest
+    with StopRequest(STOP_SIGNALS if "SLURM_JOB_ID" in os.environ else ()) as stop:   # Slurm signals the kernel as well
+        try: out = execute_notebook(path, run_dir / "notebooks" / f"{path.stem}.ipynb", params)
+        except LapaError as e:
+            if stop.requested and not isinstance(e, JobStopped):   # the kernel died of the signal, or a cell failed on it
+                raise JobStopped(f"{e} ({stop.received} received: run the job again to go on)") from e
+            raise
     print(out)
     return 0
 
@@ -320,7 +329,10 @@ def sbatch_lines(sc, name: str, workdir: str | os.PathLike) -> list[str]:
     if sc.gpus_per_node: opts.append(f"--gres=gpu:{sc.gpus_per_node}")
     opts.append(f"--cpus-per-task={sc.cpus_per_task}")
     if sc.mem is not None: opts.append(f"--mem={sc.mem}")
-    opts += [f"--time={sc.time}", f"--chdir={workdir}", f"--output={Path(sc.log_dir) / '%x-%j.out'}", *sc.extra_sbatch]
+    opts.append(f"--time={sc.time}")
+    if sc.signal_lead_s: opts.append(f"--signal=USR1@{sc.signal_lead_s}")   # to the steps' tasks (the trainer), not the batch script
+    opts += ["--requeue" if sc.requeue else "--no-requeue", "--open-mode=append"]   # a requeued job appends to its log
+    opts += [f"--chdir={workdir}", f"--output={Path(sc.log_dir) / '%x-%j.out'}", *sc.extra_sbatch]
     return [f"#SBATCH {o}" for o in opts]
 
 # %% ../nbs/70_jobs.ipynb #d9ba4cb5
@@ -338,6 +350,14 @@ def container_flags(sc, workdir: str | os.PathLike | None = None) -> list[str]:
 def templates_dir() -> Path:
     "The folder of the sbatch templates (`slurm/` in the repository)."
     return repo_root() / "slurm"
+
+# %% ../nbs/70_jobs.ipynb #requeue01c
+def requeue_block(sc) -> str:
+    "The host side of a stop for the Slurm config `sc`: `slurm/requeue.bash` filled in, what a template's `{{requeue}}` becomes."
+    tpl = templates_dir() / "requeue.bash"
+    values = {"lead": str(sc.signal_lead_s), "exit_requeue": str(EXIT_REQUEUE), "requeue": str(sc.requeue).lower(),
+              "max_requeues": str(sc.max_requeues)}
+    return render_template(tpl.read_text(), values, tpl.name).rstrip("\n")
 
 # %% ../nbs/70_jobs.ipynb #696ccf38
 def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir: str | os.PathLike | None = None,
@@ -368,6 +388,7 @@ def render_sbatch(cfg: DictConfig, job: str, overrides: list[str] = (), workdir:
         "master_port": str(sc.master_port) if sc.master_port else "$((20000 + SLURM_JOB_ID % 20000))",
         "nodes": str(sc.nodes), "ntasks_per_node": str(sc.ntasks_per_node),
         "where": f", inside the container {sc.container_image}" if flags else ", on the host (no container image)",
+        "requeue": requeue_block(sc),
     }
     return render_template(tpl.read_text(), values, tpl.name)
 

@@ -33,13 +33,13 @@ from .shards import decode_sample, manifest_problem, read_dataset_meta, tar_memb
 log = get_logger("lapa.loading")
 
 # %% auto #0
-__all__ = ['log', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec', 'conform',
-           'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'read_shard', 'SkipCounter', 'split_by_node',
+__all__ = ['log', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'STACKS_SIGNAL', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec',
+           'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'read_shard', 'SkipCounter', 'split_by_node',
            'split_by_worker', 'tar_samples', 'decode_checked', 'sample_mismatch', 'assemble', 'collate',
            'concat_batches', 'split_batch', 'shm_free_bytes', 'shared_empty', 'FramePool', 'BatchBuilder',
            'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream', 'stop_workers',
-           'dump_stacks_on_signal', 'stall_report', 'read_batches', 'with_last', 'PassPosition', 'ShardLoader',
-           'LAPADataModule', 'LoaderPosition']
+           'init_loader_worker', 'kill_workers', 'stall_report', 'read_batches', 'with_last', 'PassPosition',
+           'ShardLoader', 'LAPADataModule', 'LoaderPosition']
 
 # %% ../nbs/12_loading.ipynb #71ebb4e6
 @dataclass(frozen=True)
@@ -474,25 +474,43 @@ def stop_workers(batches: Iterator) -> None:
     if stop is not None: stop()
 
 # %% ../nbs/12_loading.ipynb #0bb025d6
-def dump_stacks_on_signal(worker_id: int = 0) -> None:
-    """Started in each DataLoader worker (`worker_init_fn`): on SIGUSR1 the worker writes every thread's stack to
-    stderr (file descriptor 2, which a notebook's captured `sys.stderr` lacks). A stalled loader asks its workers for
-    this (`stall_report`); faulthandler writes without taking any Python lock, so even a worker stuck on a lock answers."""
-    if hasattr(signal, "SIGUSR1"): faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)
+STACKS_SIGNAL = "SIGUSR2"   # a loader worker writes its stacks on it (SIGTERM and SIGUSR1 stop jobs: the main process's)
+
+
+def init_loader_worker(worker_id: int = 0) -> None:
+    """Started in each DataLoader worker (`worker_init_fn`): SIGTERM and SIGUSR1 are ignored (the main process stops the
+    run on them), and on SIGUSR2 the worker writes every thread's stack to stderr (file descriptor 2, which a notebook's
+    captured `sys.stderr` lacks); faulthandler writes without taking any Python lock, so even a worker stuck on a lock
+    answers (`stall_report`)."""
+    for name in ("SIGTERM", "SIGUSR1"):
+        if hasattr(signal, name): signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if hasattr(signal, STACKS_SIGNAL): faulthandler.register(getattr(signal, STACKS_SIGNAL), file=2, all_threads=True)
+
+# %% ../nbs/12_loading.ipynb #killwk0e
+def kill_workers(batches: Iterator, workers: Sequence) -> None:
+    """Kill `workers` of DataLoader iterator `batches` (stuck ones: they ignore SIGTERM). torch's watch over their pids
+    is dropped first, so that their death does not raise in this process; the iterator's shutdown then finds them gone."""
+    if getattr(batches, "_worker_pids_set", False):
+        torch.utils.data._utils.signal_handling._remove_worker_pids(id(batches))
+        batches._worker_pids_set = False
+    for w in workers:
+        w.kill(); w.join(timeout=5)
 
 # %% ../nbs/12_loading.ipynb #df430ddf
 def stall_report(batches: Iterator, where: str, timeout_s: float, wait_s: float = 0.5) -> str:
     """What to say when DataLoader iterator `batches` timed out: each of its workers, alive or with its exit code. The
-    live ones are asked (SIGUSR1, see `dump_stacks_on_signal`) to write their stacks to stderr first."""
+    live ones are asked (`STACKS_SIGNAL`, see `init_loader_worker`) to write their stacks to stderr first, then killed:
+    they ignore the SIGTERM with which the DataLoader's shutdown would stop them."""
     workers = list(getattr(batches, "_workers", []))
     alive = [w for w in workers if w.is_alive()]
-    if alive and hasattr(signal, "SIGUSR1"):
+    if alive and hasattr(signal, STACKS_SIGNAL):
         for w in alive:
-            with contextlib.suppress(ProcessLookupError): os.kill(w.pid, signal.SIGUSR1)
+            with contextlib.suppress(ProcessLookupError): os.kill(w.pid, getattr(signal, STACKS_SIGNAL))
         time.sleep(wait_s)   # the workers write their stacks while this process waits, before they are stopped
     state = ", ".join(f"pid {w.pid} " + ("alive" if w.is_alive() else f"exited with {w.exitcode}") for w in workers)
+    kill_workers(batches, alive)
     return (f"{where}: no batch from its {len(workers)} worker process(es) within {timeout_s:g} s ({state}); "
-            "the live ones wrote every thread's stack to stderr")
+            "the live ones wrote every thread's stack to stderr and were killed")
 
 # %% ../nbs/12_loading.ipynb #dd9812f7
 def read_batches(batches: Iterator, where: str, timeout_s: float) -> Iterator:
@@ -650,13 +668,13 @@ class ShardLoader(PassPosition):
                 source = torch.zeros(1, dtype=torch.int64).share_memory_()
                 self._persistent = (DataLoader(self.stream(epoch_source=source, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is,
                                                num_workers=self.num_workers, pin_memory=self.pin_memory, timeout=self.timeout_s,
-                                               worker_init_fn=dump_stacks_on_signal, persistent_workers=True,
+                                               worker_init_fn=init_loader_worker, persistent_workers=True,
                                                generator=torch.Generator()), source)
             loader, source = self._persistent
             source[0] = e
             loader.generator.manual_seed(self.seed * 100_003 + e)
             return loader
-        kw = dict(timeout=self.timeout_s, persistent_workers=False, worker_init_fn=dump_stacks_on_signal) if self.num_workers else {}
+        kw = dict(timeout=self.timeout_s, persistent_workers=False, worker_init_fn=init_loader_worker) if self.num_workers else {}
         return DataLoader(self.stream(e, pool=self.frame_pool()), batch_size=None, collate_fn=_as_is, num_workers=self.num_workers,
                           pin_memory=self.pin_memory, generator=torch.Generator().manual_seed(self.seed * 100_003 + e), **kw)
 

@@ -23,12 +23,12 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from .config import neutral_defaults
-from .core import ConfigError, DataError, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
+from .core import ConfigError, DataError, JobStopped, LOG_FORMAT, get_logger, read_json, resolve_callable, write_json
 from .outcomes import ARM_NAMES
 from .provenance import RUN_RECORD, record_run, redacted
 from .report import run_report_notebook, write_report
 from .stages import STAGES, stage_out
-from .train import run_relative
+from .train import StopRequest, run_relative
 
 log = get_logger("lapa.pipeline")
 
@@ -359,17 +359,26 @@ def run_pipeline(cfg: DictConfig) -> dict:
     threads, before = int(cfg.pipeline.torch_threads), torch.get_num_threads()
     if threads: torch.set_num_threads(threads)
     try:
-        with run_lock(Path(cfg.run_dir)): return _run_stages(cfg)
+        with run_lock(Path(cfg.run_dir)), StopRequest() as stop: return _run_stages(cfg, stop)
     finally: torch.set_num_threads(before)
 
 
-def _run_stages(cfg: DictConfig) -> dict:
+def _stopped(summary: dict, stopped: dict, msg: str) -> JobStopped:
+    "Record a stopped pipeline in `pipeline.json` (the stages so far and the stop); the error that ends it."
+    write_json(Path(summary["run_dir"]) / "pipeline.json", {**summary, "stopped": stopped})
+    log.warning("pipeline: %s", msg)
+    return JobStopped(f"pipeline: {msg}", signal=stopped["signal"], step=stopped.get("step"), checkpoint=stopped.get("checkpoint"))
+
+
+def _run_stages(cfg: DictConfig, stop: StopRequest) -> dict:
     stages, force = select_stages(cfg)
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     by_name = {s.name: s for s in pipeline_stages(cfg)}
     ids: dict[str, str] = {}
     rows, t_all = [], time.perf_counter()
+    so_far = lambda: dict(stages=rows, seconds=round(time.perf_counter() - t_all, 1), run_dir=str(run_dir))
+    again = "run `lapa pipeline` again to continue"
 
     def input_id(name: str) -> str:
         if name not in ids:
@@ -391,6 +400,9 @@ def _run_stages(cfg: DictConfig) -> dict:
             log.info("pipeline: %s is up to date (%s)", st.name, out)
             print(f"[pipeline] {st.name}: up to date", flush=True)
             continue
+        if stop.requested:   # noted while a stage that runs to its end ran: the next stage is the next job's
+            raise _stopped(so_far(), dict(stage=st.name, signal=stop.received, started=False),
+                           f"{stop.received}: stopped before stage {st.name}; {again}")
         why = "forced" if st.name in force else ("no finished output" if rec is None else "config or inputs changed")
         print(f"[pipeline] {st.name}: running ({why}) -> {out}", flush=True)
         log.info("pipeline: running %s (%s)", st.name, why)
@@ -399,7 +411,12 @@ def _run_stages(cfg: DictConfig) -> dict:
         write_json(out / STARTED, dict(stage=st.name, fingerprint=fp))
         t0 = time.perf_counter()
         with stage_log(out / "out.log"):
-            st.run(scfg)
+            try: st.run(scfg)
+            except JobStopped as e:   # a time limit or preemption: the stage keeps its folder and what it saved to continue
+                rows.append(dict(stage=st.name, status="stopped", seconds=round(time.perf_counter() - t0, 1), out=str(out)))
+                print(f"[pipeline] {st.name}: stopped ({e.signal})", flush=True)
+                raise _stopped(so_far(), dict(stage=st.name, signal=e.signal, step=e.step, checkpoint=e.checkpoint, started=True),
+                               f"stage {st.name} stopped on {e.signal or 'a stop request'}, to continue from {e.checkpoint}; {again}") from None
         st.check_marks(out)
         seconds = round(time.perf_counter() - t0, 1)
         ids[st.name] = uuid.uuid4().hex
@@ -410,7 +427,10 @@ def _run_stages(cfg: DictConfig) -> dict:
         (out / STARTED).unlink(missing_ok=True)
         rows.append(dict(stage=st.name, status="ran", seconds=seconds, out=str(out)))
         print(f"[pipeline] {st.name}: done in {seconds:.0f} s", flush=True)
-    summary = dict(stages=rows, seconds=round(time.perf_counter() - t_all, 1), run_dir=str(run_dir))
+    if stop.requested and cfg.pipeline.report:
+        raise _stopped(so_far(), dict(stage="report", signal=stop.received, started=False),
+                       f"{stop.received}: every stage done, stopped before the report; {again}")
+    summary = so_far()
     if cfg.pipeline.report:
         t0 = time.perf_counter()
         write_report(cfg, stage_times(cfg))

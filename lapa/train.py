@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 import torch.nn as nn
 
-from .core import ConfigError, DataError, TrainingDiverged, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
+from .core import ConfigError, DataError, JobStopped, TrainingDiverged, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
 
 log = get_logger("lapa.train")
 
@@ -32,11 +32,11 @@ log = get_logger("lapa.train")
 __all__ = ['log', 'PRECISIONS', 'STOP_SIGNALS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
-           'finish_loggers', 'fit', 'StopRequest', 'first_non_finite', 'diverged', 'NonFiniteWatch',
-           'non_finite_callback', 'run_relative', 'identity_diff', 'check_identity', 'model_json', 'pretrained_folder',
-           'save_safetensors', 'staging_folder', 'carry_over', 'replace_folder', 'check_finite', 'write_model_folder',
-           'read_model_folder', 'read_weights', 'state_sha256', 'weights_sha256', 'pick_device', 'check_state_indices',
-           'load_weights']
+           'finish_loggers', 'fit', 'StopRequest', 'lightning_environment', 'stop_callback', 'first_non_finite',
+           'diverged', 'NonFiniteWatch', 'non_finite_callback', 'run_relative', 'identity_diff', 'check_identity',
+           'model_json', 'pretrained_folder', 'save_safetensors', 'staging_folder', 'carry_over', 'replace_folder',
+           'check_finite', 'write_model_folder', 'read_model_folder', 'read_weights', 'state_sha256', 'weights_sha256',
+           'pick_device', 'check_state_indices', 'load_weights']
 
 # %% ../nbs/03_train.ipynb #8568b16c
 def plain(v: Any) -> Any:
@@ -205,7 +205,10 @@ class StopRequest:
         return self
 
     def __exit__(self, *exc) -> None:
-        for s, handler in self._previous.items(): signal.signal(s, handler)
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+            outer = getattr(handler, "__self__", None)   # an enclosing request (a pipeline around its stage) learns of it too
+            if self.received is not None and isinstance(outer, StopRequest) and outer.received is None: outer.received = self.received
         self._previous = {}
 
     def _note(self, signum, frame) -> None:
@@ -221,6 +224,39 @@ class StopRequest:
         "Whether this rank, or with `all_reduce_max` (a max over the ranks of an int) any rank, was asked to stop."
         flag = int(self.requested)
         return bool(all_reduce_max(flag) if all_reduce_max is not None else flag)
+
+# %% ../nbs/03_train.ipynb #stopL02e
+def lightning_environment() -> list:
+    """The cluster-environment plugin for Lightning's `Trainer`: under Slurm (and not torchrun) Lightning's `SLURMEnvironment`
+    with its auto-requeue off; elsewhere none (Lightning detects the environment itself)."""
+    from lightning.fabric.plugins.environments import SLURMEnvironment, TorchElasticEnvironment
+    if TorchElasticEnvironment.detect() or not SLURMEnvironment.detect(): return []
+    return [SLURMEnvironment(auto_requeue=False)]
+
+# %% ../nbs/03_train.ipynb #stopL04e
+def stop_callback(what: str, checkpoint: str | os.PathLike):
+    """A Lightning callback that stops the fit on SIGTERM or SIGUSR1: at the next batch boundary every rank agrees (one
+    reduction of the flag), the run writes `checkpoint` (the step's own Lightning checkpoint, through the trainer's
+    checkpoint I/O) and raises `JobStopped` naming `what`. Use it around `fit` as well (`with stop: fit(...)`): its
+    handlers are in force from then on, and from the start of training again over the ones Lightning installs."""
+    import lightning.pytorch as pl
+
+    class StopOnSignal(pl.Callback):
+        def __init__(self): self.request = StopRequest()
+        def __enter__(self): self.request.__enter__(); return self
+        def __exit__(self, *exc) -> None: self.request.__exit__(*exc)
+
+        def on_train_start(self, trainer, pl_module) -> None:
+            for s in self.request._previous: signal.signal(s, self.request._note)   # over Lightning's SIGTERM handler
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+            if not self.request.agreed(lambda flag: int(trainer.strategy.reduce_boolean_decision(bool(flag), all=False))): return
+            step, path, sig = trainer.global_step, Path(checkpoint), self.request.received
+            trainer.save_checkpoint(path)   # every rank takes part; rank 0 writes
+            raise JobStopped(f"{what}: {sig or 'another rank was asked to stop'}; stopped at step {step} with its checkpoint "
+                             f"{path}: run the same command again to continue", signal=sig, step=step, checkpoint=path)
+
+    return StopOnSignal()
 
 # %% ../nbs/03_train.ipynb #nan02e
 def first_non_finite(tensors: dict[str, torch.Tensor]) -> str | None:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Iterable
@@ -25,10 +26,11 @@ log = get_logger("lapa.foundation.checkpoint")
 
 # %% auto #0
 __all__ = ['log', 'CKPT_MODEL', 'CKPT_EMA', 'CKPT_OPTIM', 'CKPT_STATE', 'CKPT_SHARDED', 'STATE_VERSION', 'IDENTITY_VOLATILE',
-           'is_sharded', 'list_checkpoints', 'full_model_state', 'load_model_state', 'full_optimizer_state',
-           'load_optimizer_state', 'remove_checkpoint', 'commit_checkpoint', 'write_checkpoint', 'read_state',
-           'read_checkpoint', 'write_sharded_checkpoint', 'sharded_keys', 'load_sharded_checkpoint', 'save_checkpoint',
-           'load_checkpoint', 'load_ema', 'export_weights', 'run_identity', 'resolve_resume']
+           'is_sharded', 'checkpoint_name', 'is_stop_checkpoint', 'list_checkpoints', 'full_model_state',
+           'load_model_state', 'full_optimizer_state', 'load_optimizer_state', 'remove_checkpoint', 'commit_checkpoint',
+           'write_checkpoint', 'read_state', 'read_checkpoint', 'write_sharded_checkpoint', 'sharded_keys',
+           'load_sharded_checkpoint', 'save_checkpoint', 'load_checkpoint', 'load_ema', 'export_weights',
+           'run_identity', 'resolve_resume']
 
 # %% ../../nbs/31a_checkpoint.ipynb #83db3dec
 CKPT_MODEL, CKPT_EMA, CKPT_OPTIM, CKPT_STATE = "model.safetensors", "ema.safetensors", "optimizer.pt", "state.json"
@@ -41,10 +43,27 @@ def is_sharded(folder: str | os.PathLike) -> bool:
     return (Path(folder) / CKPT_SHARDED).is_dir()
 
 # %% ../../nbs/31a_checkpoint.ipynb #0c682737
+_NAME = re.compile(r"window_(\d+)(?:_step_(\d+))?")
+
+
+def checkpoint_name(window: int, step: int | None = None) -> str:
+    "The folder of window `window`'s checkpoint or, with `step`, of a stop inside that window at global step `step`."
+    return f"window_{window:04d}" + ("" if step is None else f"_step_{step:08d}")
+
+
+def is_stop_checkpoint(folder: str | os.PathLike) -> bool:
+    "Whether `folder` is a stop checkpoint (written inside a window when the job was asked to stop), not a window's."
+    m = _NAME.fullmatch(Path(folder).name)
+    return m is not None and m[2] is not None
+
+
 def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
-    "The complete window checkpoints in `folder`, oldest first."
-    return sorted(p for p in Path(folder).glob("window_*") if p.is_dir() and not p.name.endswith((".tmp", ".old", ".trash"))
-                  and (p / CKPT_STATE).exists())
+    "The complete checkpoints in `folder`, oldest first (window `N`'s after the stops inside window `N`)."
+    def order(p: Path) -> tuple:
+        m = _NAME.fullmatch(p.name)
+        return int(m[1]), m[2] is None, int(m[2] or 0)
+    return sorted((p for p in Path(folder).glob("window_*") if _NAME.fullmatch(p.name) and p.is_dir() and (p / CKPT_STATE).exists()),
+                  key=order)
 
 # %% ../../nbs/31a_checkpoint.ipynb #9f0e13d6
 def _distributed() -> bool:
@@ -92,11 +111,15 @@ def remove_checkpoint(folder: Path) -> None:
 
 # %% ../../nbs/31a_checkpoint.ipynb #9c6305bd
 def commit_checkpoint(tmp: Path, folder: Path, keep_last_k: int | None = None) -> Path:
-    "Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); keep the newest `keep_last_k`."
+    """Rename a finished `NAME.tmp` into `folder` (the previous one moves aside first); then remove the other stop
+    checkpoints, which `folder` supersedes, and keep the newest `keep_last_k` window checkpoints."""
     replace_folder(tmp, folder, folder.with_name(folder.name + ".old"))
     for t in folder.parent.glob("window_*.trash"): shutil.rmtree(t, ignore_errors=True)   # left by a kill during a removal
+    found = list_checkpoints(folder.parent)
+    for p in found:
+        if is_stop_checkpoint(p) and p != folder: remove_checkpoint(p)
     if keep_last_k:
-        for p in list_checkpoints(folder.parent)[:-keep_last_k]: remove_checkpoint(p)
+        for p in [p for p in found if not is_stop_checkpoint(p)][:-keep_last_k]: remove_checkpoint(p)
     return folder
 
 # %% ../../nbs/31a_checkpoint.ipynb #653df876
@@ -272,7 +295,7 @@ def _check_identity(ckpt: Path, identity: dict | None, what: str) -> None:
 
 def resolve_resume(training_cfg, folder: str | os.PathLike, identity: dict | None = None) -> Path | None:
     """The checkpoint `training.resume_from_checkpoint` names: `latest` (the default: this run's newest checkpoint in
-    `folder`, None when there is none), null (start afresh) or a path, which must be a complete checkpoint folder (for
+    `folder`, a stop checkpoint when the run stopped inside a window; None when there is none), null (start afresh) or a path, which must be a complete checkpoint folder (for
     `resume_weights_only`: a folder with the weights, or a `.safetensors` file). With `identity` (`run_identity`), the
     checkpoints already in `folder` must be this run's: another run's are refused, and so is starting afresh over
     them (their later windows would outlive the new run's). Every refusal is a `ConfigError` (exit code 2), raised

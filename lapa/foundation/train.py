@@ -5,10 +5,12 @@
 # %% ../../nbs/31_trainer.ipynb #a5511b45
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import logging
 import os
+import signal
 import sys
 import time
 import uuid
@@ -24,12 +26,12 @@ from tqdm.auto import tqdm
 
 from ..choices import WandbMode
 from ..config import CheckpointFormat, Strategy, load_cfg
-from ..core import (ConfigError, DataError, exit_code_of, exit_process, get_logger, launch_rank, log_to_file, resolve_callable,
-                       write_json)
-from ..train import (NonFiniteWatch, autocast_dtype, cfg_get, compile_blocks, compile_options, lightning_precision,
-                        resolve_accelerator, wandb_env, warmup_cosine)
-from .checkpoint import (STATE_VERSION, export_weights, load_checkpoint, load_ema, resolve_resume, run_identity,
-                                        save_checkpoint)
+from ..core import (ConfigError, DataError, JobStopped, exit_code_of, exit_process, get_logger, launch_rank, log_to_file,
+                       resolve_callable, write_json)
+from ..train import (NonFiniteWatch, StopRequest, autocast_dtype, cfg_get, compile_blocks, compile_options,
+                        lightning_precision, resolve_accelerator, wandb_env, warmup_cosine)
+from .checkpoint import (STATE_VERSION, checkpoint_name, export_weights, load_checkpoint, load_ema, resolve_resume,
+                                        run_identity, save_checkpoint)
 from .model import foundation_datasets
 from ..loading import dataset_folder, seeded_rng
 from ..provenance import redacted
@@ -39,8 +41,8 @@ from ..transforms import read_stats
 # %% auto #0
 __all__ = ['log', 'accum_freq', 'RunPlan', 'plan_run', 'make_optimizer', 'after_frozen', 'make_scheduler', 'EMA',
            'checkpoint_blocks', 'fsdp_parallelize', 'launch_shape', 'on_gpu', 'make_fabric', 'foundation_dir',
-           'checkpoints_dir', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'foundation_train', 'rank_main',
-           'main']
+           'checkpoints_dir', 'peak_flops', 'Timer', 'StepLoop', 'train_foundation', 'rng_state', 'set_rng_state',
+           'foundation_train', 'rank_main', 'main']
 
 # %% ../../nbs/31_trainer.ipynb #2eb6db49
 log = get_logger("lapa.foundation.train")
@@ -308,13 +310,16 @@ class StepLoop:
 
     def __init__(self, fabric, model, optimizer, scheduler, training_cfg, plan: RunPlan, ema: EMA | None = None,
                  global_step: int = 0, samples_seen: int = 0, wandb_run=None, on_step: Callable[[dict], None] | None = None,
-                 progress: tqdm | None = None, stage: tuple[str, str] = ("foundation", "training")):
-        "`stage`: what the errors call this run and the config group of its settings (a fine-tuning: `('fine-tuning', 'finetune')`)."
+                 progress: tqdm | None = None, stage: tuple[str, str] = ("foundation", "training"), stop: StopRequest | None = None):
+        """`stage`: what the errors call this run and the config group of its settings (a fine-tuning: `('fine-tuning',
+        'finetune')`); `stop`: the run's `StopRequest`, which the ranks agree on at each step boundary."""
         self.fabric, self.model, self.optimizer, self.scheduler = fabric, model, optimizer, scheduler
-        self.stage = stage
+        self.stage, self.stop = stage, stop
         self.tc, self.plan, self.ema, self.wandb_run, self.on_step = training_cfg, plan, ema, wandb_run, on_step
         self.progress = progress
         self.global_step, self.samples_seen = global_step, samples_seen
+        self.stopped: str | None = None                 # the signal of an agreed stop
+        self.segment, self.segment_steps = {}, 0         # the loader being read (`_train_window` says) and the steps trained from it
         self.timer = Timer(fabric.device)
         self.history: list[dict] = []
         self.non_finite = NonFiniteWatch("the loss or the gradient norm" if training_cfg.grad_clip else "the loss")   # read at logging steps, which every checkpoint follows
@@ -329,19 +334,35 @@ class StepLoop:
         self._loss = torch.zeros((), device=self.fabric.device)
         self._n, self._t0, self._step0 = 0, time.perf_counter(), self.global_step
 
-    def _fetch(self, batches: Iterator[dict]) -> list[dict] | None:
-        "The next step's full micro-batches, skipping partial ones, or None on every rank when any rank has run out."
+    def _take(self, batches: Iterator[dict]) -> list[dict]:
+        "This rank's next `accum_freq` full micro-batches, skipping partial ones (fewer when `batches` ends)."
         mbs = []
         while len(mbs) < self.plan.accum_freq:
             b = next(batches, None)
             if b is None: break
             if b["size"] == self.plan.per_gpu_batch_size: mbs.append(b)
-        ok = len(mbs) == self.plan.accum_freq
+        return mbs
+
+    def _agree(self, short: bool, signum: int) -> tuple[bool, str | None]:
+        "Whether any rank ran short of data, and the stop signal any rank noted: one all-reduce (max) of both on several ranks."
         if self.fabric.world_size > 1:
-            flag = torch.tensor([1 if ok else 0], device=self.fabric.device)
-            dist.all_reduce(flag, op=dist.ReduceOp.MIN)
-            ok = bool(flag.item())
-        return mbs if ok else None
+            flag = torch.tensor([int(short), signum], device=self.fabric.device)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+            short, signum = flag.tolist()
+        return bool(short), signal.Signals(signum).name if signum else None
+
+    def _signum(self) -> int:
+        return int(getattr(signal, self.stop.received)) if self.stop is not None and self.stop.received else 0
+
+    def _fetch(self, batches: Iterator[dict]) -> tuple[list[dict] | None, str | None]:
+        "The next step's micro-batches (None on every rank when any rank has run out) and the stop signal any rank noted."
+        mbs = self._take(batches)
+        short, stop = self._agree(len(mbs) < self.plan.accum_freq, self._signum())
+        return (None if short else mbs), stop
+
+    def stop_signal(self) -> str | None:
+        "The signal that asked any rank to stop, or None (an all-reduce on several ranks: every rank calls it)."
+        return self._agree(False, self._signum())[1]
 
     def step(self, micro_batches: list[dict]) -> torch.Tensor:
         "One optimiser step over `micro_batches`; returns the mean loss (a device tensor, no host sync)."
@@ -370,21 +391,33 @@ class StepLoop:
         self.timer.lap("optimizer")
         return loss
 
-    def run(self, batches: Iterable[dict], end_step: int, window: int = 0) -> str:
-        "Train until the global step reaches `end_step` (`'budget'`) or a rank runs out of data (`'data'`)."
+    def run(self, batches: Iterable[dict], end_step: int, window: int = 0, skip: int = 0, rng: dict | None = None) -> str:
+        """Train until the global step reaches `end_step` (`'budget'`), a rank runs out of data (`'data'`) or the ranks
+        agree to stop (`'stop'`; `stopped` names the signal). Resumed inside the window, it first re-reads the batches of
+        the `skip` steps it trained from `batches` before it stopped, then takes up the random state `rng` it had."""
         self.model.train()
         it = iter(batches)
+        for i in range(skip):
+            if len(self._take(it)) < self.plan.accum_freq:
+                raise DataError(f"window {window}: the data ran out after {i} of the {skip} steps the stopped run had trained "
+                                "from it: did the datasets change?")
+        if rng is not None: set_rng_state(rng, self.fabric.device)
+        self.segment_steps = skip
         while self.global_step < end_step:
             logging_step = (self.global_step + 1) % int(self.tc.log_every) == 0 or self.global_step + 1 == end_step
             self.timer.start(logging_step)
-            mbs = self._fetch(it)
+            mbs, stop = self._fetch(it)
             self.timer.lap("data")
             if mbs is None:
                 if self._n: self.log()
                 return "data"
+            if stop is not None:
+                self.stopped = stop
+                return "stop"
             self._loss += self.step(mbs)
             self._n += 1
             self.global_step += 1
+            self.segment_steps += 1
             self.samples_seen += self.plan.global_batch_size
             if logging_step: self.log()
             if self.progress is not None: self.progress.update(1)
@@ -393,13 +426,33 @@ class StepLoop:
                               "keys": [(d, k) for mb in mbs for d, k in zip(mb["datasets"], mb["keys"])]})
         return "budget"
 
-    def log(self) -> dict:
-        "All-reduce the mean loss since the last log across ranks; log loss, lr, throughput, timings (and on a GPU memory, MFU)."
-        loss = self.fabric.all_reduce(self._loss / max(1, self._n), reduce_op="mean")
+    def rank_state(self) -> dict:
+        "This rank's part of a stop checkpoint: its random state and the loss summed since the last log."
+        return {"rng": rng_state(self.fabric.device), "loss": float(self._loss)}
+
+    def resume_inside(self, inside: dict) -> dict | None:
+        """Take up this rank's loss since the last log from a stop checkpoint's `inside`; returns its random state (None,
+        with a warning, when another number of ranks wrote it)."""
+        ranks = inside["ranks"]
+        if len(ranks) != self.fabric.world_size:
+            log.warning("the stop checkpoint was written by %d rank(s), this run has %d: the window goes on from its own "
+                        "seed's random state", len(ranks), self.fabric.world_size)
+            return None
+        mine = ranks[self.fabric.global_rank]
+        self._loss, self._n = torch.tensor(mine["loss"], device=self.fabric.device), int(inside["unlogged_steps"])
+        return mine["rng"]
+
+    def check_finite(self) -> None:
+        "Raise `TrainingDiverged` if a step since the last check was NaN or Inf on any rank (a collective on several ranks)."
         what, group = self.stage
         self.non_finite.check(what, f"Lower {group}.lr (now {self.tc.lr:g}) or lengthen {group}.warmup_steps (now {self.tc.warmup_steps}); "
                               f"with another lr it is another run, which starts afresh in another {group}.out_dir",
                               (lambda t: self.fabric.all_reduce(t, reduce_op="min")) if self.fabric.world_size > 1 else None)
+
+    def log(self) -> dict:
+        "All-reduce the mean loss since the last log across ranks; log loss, lr, throughput, timings (and on a GPU memory, MFU)."
+        loss = self.fabric.all_reduce(self._loss / max(1, self._n), reduce_op="mean")
+        self.check_finite()
         self.timer.lap("sync")
         seconds = time.perf_counter() - self._t0
         steps = self.global_step - self._step0
@@ -428,6 +481,15 @@ def _window_seed(seed: int, window: int, rank: int) -> int:
     return seeded_rng("train", seed, window, rank).randrange(2**31)
 
 
+def _loader_factory(cfg, plan: RunPlan, fabric) -> Callable:
+    "This rank's loader of a window (`window_loader` as the config says)."
+    tc = cfg.training
+    return lambda window: window_loader(window, plan.per_gpu_batch_size, rank=fabric.global_rank, world_size=fabric.world_size,
+                                        num_workers=cfg.loader.num_workers if tc.num_workers is None else int(tc.num_workers),
+                                        shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error,
+                                        pin_memory=fabric.device.type == "cuda")
+
+
 def _start_wandb(cfg, out_dir: Path, run_id: str):
     mode = WandbMode(cfg.training.wandb).value
     if mode == "disabled": return None
@@ -442,7 +504,13 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     """Train the foundation model as `cfg.training` says; write window checkpoints, the final model and `summary.json`
     under `training.out_dir` (default `run_dir/foundation`). `build_model(cfg, stats)` / `save_model(model, folder)` default to `training.model_builder`
     / `training.model_saver`; `on_step(info)` sees every step on every rank (tests); `stage` names the run and its settings'
-    group in errors (`StepLoop`)."""
+    group in errors (`StepLoop`). On SIGTERM or SIGUSR1 the ranks stop together at the next step boundary, write one
+    checkpoint there and raise `JobStopped` (exit code 75): the same command continues from it exactly."""
+    with StopRequest() as stop:
+        return _train_foundation(cfg, build_model, save_model, on_step, stage, stop)
+
+
+def _train_foundation(cfg, build_model, save_model, on_step, stage, stop: StopRequest) -> dict:
     tc, out_dir = cfg.training, foundation_dir(cfg)
     ckpt_root = checkpoints_dir(cfg)
     paths = foundation_datasets(cfg)
@@ -478,7 +546,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
 
     planner = WindowPlanner(sources, plan.samples_per_window, seed=int(tc.seed), allow_multiple_epochs=bool(tc.allow_multiple_epochs))
     start_window, global_step, samples_seen, run_id = 0, 0, 0, uuid.uuid4().hex[:12]
-    history, seconds_before = [], 0.0   # the curve and time of the launches before this one (a resumed run's summary has all)
+    history, seconds_before, inside = [], 0.0, None   # the curve and time of the launches before this one (a resumed run's summary has all)
     full_resume = resume is not None and not tc.resume_weights_only
     if resume is not None:
         state = load_checkpoint(fabric, resume, module, optimizer if full_resume else None)
@@ -488,6 +556,7 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
             start_window, global_step, samples_seen = state["window"], state["global_step"], state["samples_seen"]
             run_id = state["wandb_id"]
             history, seconds_before = list(state.get("history", [])), float(state.get("seconds", 0.0))
+            if "inside" in state: inside = {**state["inside"], "steps_in_window": state["steps_in_window"]}   # stopped inside window
         if rank == 0: log.info("resumed from %s (%s): window %d, step %d", resume, "weights only" if tc.resume_weights_only else "full",
                  start_window, global_step)
     run_id = fabric.broadcast(run_id)
@@ -496,29 +565,32 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
 
     wandb_run = _start_wandb(cfg, out_dir, run_id) if rank == 0 else None
     bar = tqdm(total=plan.total_steps, initial=global_step, desc="foundation", disable=rank != 0, dynamic_ncols=True)
-    loop = StepLoop(fabric, model, optimizer, scheduler, tc, plan, ema, global_step, samples_seen, wandb_run, on_step, bar, stage)
+    loop = StepLoop(fabric, model, optimizer, scheduler, tc, plan, ema, global_step, samples_seen, wandb_run, on_step, bar, stage, stop)
     loop.history = history
+    if inside is not None: inside["rng"] = loop.resume_inside(inside)
     n_params = sum(p.numel() for p in module.parameters())
     if rank == 0:
         log.info("foundation: %s parameters, %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
                  f"{n_params:,}", strategy.value, fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
                  plan.samples_per_window)
-    t0, last, top_ups = time.time(), {}, 0
+    t0, last, top_ups, launch_step = time.time(), {}, 0, loop.global_step
     fmt = CheckpointFormat(tc.checkpoint_format)
+    save = lambda state, folder: save_checkpoint(fabric, module, optimizer, ema, state, folder, int(tc.keep_last_k), fmt)
     try:
         for w in range(start_window, plan.num_windows):
             torch.manual_seed(_window_seed(int(tc.seed), w, rank))
-            before = loop.global_step
-            top_ups += _train_window(loop, planner, plan, w, lambda window: window_loader(
-                window, plan.per_gpu_batch_size, rank=rank, world_size=fabric.world_size,
-                num_workers=cfg.loader.num_workers if tc.num_workers is None else int(tc.num_workers),
-                shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error, pin_memory=fabric.device.type == "cuda"))
+            here = inside if w == start_window else None
+            before = loop.global_step - (here["steps_in_window"] if here else 0)
+            top_ups += _train_window(loop, planner, plan, w, _loader_factory(cfg, plan, fabric), here)
             state = {"version": STATE_VERSION, "window": w + 1, "global_step": loop.global_step, "samples_seen": loop.samples_seen,
                      "cursor": planner.state_dict(), "scheduler": scheduler.state_dict(), "wandb_id": run_id,
                      "seed": int(tc.seed), "plan": asdict(plan), "steps_in_window": loop.global_step - before, "identity": identity,
                      "history": loop.history, "seconds": seconds_before + time.time() - t0}
-            save_checkpoint(fabric, module, optimizer, ema, state, ckpt_root / f"window_{w:04d}", int(tc.keep_last_k), fmt)
+            if loop.stopped: _stop(loop, save, {**state, "window": w}, ckpt_root, launch_step, resume)
+            save(state, ckpt_root / checkpoint_name(w))
             last = loop.history[-1] if loop.history else last
+            if w + 1 < plan.num_windows and (signame := loop.stop_signal()):   # asked at the window's last step
+                raise JobStopped(f"{signame} at step {loop.global_step} of {plan.total_steps}: checkpoint {ckpt_root / checkpoint_name(w)}")
         if start_window == plan.num_windows and rank == 0:   # (killed after its last checkpoint, before the model was out)
             log.info("foundation: the checkpoint %s is the end of the run already: its weights are exported", resume)
         final_state = export_weights(module, ema)   # on rank 0; {} elsewhere
@@ -540,25 +612,76 @@ def train_foundation(cfg, build_model: Callable | None = None, save_model: Calla
     return summary
 
 # %% ../../nbs/31_trainer.ipynb #c3efa004
-def _train_window(loop: StepLoop, planner: WindowPlanner, plan: RunPlan, w: int, make_loader: Callable) -> int:
+def _train_window(loop: StepLoop, planner: WindowPlanner, plan: RunPlan, w: int, make_loader: Callable,
+                  inside: dict | None = None) -> int:
     """Train checkpoint window `w` to its planned step. A window is whole shards and the first overshoots its share, so
     a later one can run out of data early: it is topped up with shards for the steps it lacks (the cursor moves past
-    them, so resume stays exact) until it reaches its end, the data is spent or a top-up trains no step. Returns the top-ups."""
-    end, top_ups = plan.window_end(w), 0
-    stop = loop.run(make_loader(planner.next_window()), end, w)
-    while stop == "data":
+    them, so resume stays exact) until it reaches its end, the data is spent or a top-up trains no step. With `inside`
+    (from a stop checkpoint) the window goes on where it stopped: the loader it was reading, rebuilt from the cursor
+    before it, less the steps trained from it. `loop.segment` names the loader being read. Returns the top-ups."""
+    end = plan.window_end(w)
+    samples, top_ups, skip, rng = (inside["samples"], inside["top_ups"], inside["steps"], inside.get("rng")) if inside else (None, 0, 0, None)
+    cursor = planner.state_dict()
+    window = planner.next_window(samples)
+    while True:
+        loop.segment = {"cursor": cursor, "samples": samples, "top_ups": top_ups}
+        at = loop.global_step - skip                      # where this loader's first step was
+        stop = loop.run(make_loader(window), end, w, skip=skip, rng=rng)
+        skip, rng = 0, None
+        if stop != "data": break
+        if top_ups and loop.global_step == at:
+            log.warning("window %d: a top-up of %d samples trained no step; the window ends at step %d of %d", w, window.num_samples, at, end)
+            break
         at = loop.global_step
-        try: extra = planner.next_window((end - at) * plan.global_batch_size)
+        samples, cursor = (end - at) * plan.global_batch_size, planner.state_dict()
+        try: window = planner.next_window(samples)
         except DataError as e:
             log.warning("window %d: data ran out at step %d of %d and cannot be topped up: %s", w, at, end, e)
             break
         top_ups += 1
-        stop = loop.run(make_loader(extra), end, w)
-        if loop.global_step == at:
-            log.warning("window %d: a top-up of %d samples trained no step; the window ends at step %d of %d", w, extra.num_samples, at, end)
-            break
     if top_ups: log.info("window %d: topped up %d time(s) to step %d of %d", w, top_ups, loop.global_step, end)
     return top_ups
+
+# %% ../../nbs/31_trainer.ipynb #rng31e
+def _b64(t: torch.Tensor) -> str: return base64.b64encode(t.cpu().numpy().tobytes()).decode()
+
+
+def _unb64(s: str) -> torch.Tensor: return torch.frombuffer(bytearray(base64.b64decode(s)), dtype=torch.uint8)
+
+
+def rng_state(device: torch.device) -> dict:
+    "This process's torch random state as text (for `state.json`): the CPU generator's and, on a GPU, `device`'s."
+    return {"cpu": _b64(torch.get_rng_state()), "cuda": _b64(torch.cuda.get_rng_state(device)) if device.type == "cuda" else None}
+
+
+def set_rng_state(state: dict, device: torch.device) -> None:
+    "Restore a random state that `rng_state` gave."
+    torch.set_rng_state(_unb64(state["cpu"]))
+    if state.get("cuda") and device.type == "cuda": torch.cuda.set_rng_state(_unb64(state["cuda"]), device)
+
+# %% ../../nbs/31_trainer.ipynb #stop31e
+def _gather(obj, world_size: int) -> list:
+    "`obj` of every rank, in rank order (a collective on several ranks)."
+    if world_size == 1: return [obj]
+    out = [None] * world_size
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def _stop(loop: StepLoop, save: Callable[[dict, Path], None], state: dict, ckpt_root: Path, launch_step: int,
+          resume: Path | None) -> None:
+    """The ranks agreed to stop inside window `state['window']`: write one checkpoint at this step through `save(state,
+    folder)` (none when this launch trained no step: nothing is new) and raise `JobStopped` naming it."""
+    where = f"{loop.stopped} at step {loop.global_step} of {loop.plan.total_steps}"
+    if loop.global_step == launch_step:
+        raise JobStopped(f"{where}, before this launch trained a step: nothing new to save"
+                         + (f", the next launch resumes from {resume} again" if resume else ", the next launch starts afresh"))
+    loop.check_finite()                              # no checkpoint holds diverged weights
+    inside = {"samples": loop.segment["samples"], "top_ups": loop.segment["top_ups"], "steps": loop.segment_steps,
+              "unlogged_steps": loop._n, "ranks": _gather(loop.rank_state(), loop.fabric.world_size)}
+    folder = ckpt_root / checkpoint_name(state["window"], loop.global_step)
+    save({**state, "cursor": loop.segment["cursor"], "stopped": loop.stopped, "inside": inside}, folder)
+    raise JobStopped(f"{where}: checkpoint {folder}")
 
 # %% ../../nbs/31_trainer.ipynb #5948048f
 def foundation_train(cfg, args: list[str] | None = None) -> int:
@@ -569,7 +692,8 @@ def foundation_train(cfg, args: list[str] | None = None) -> int:
 
 def rank_main(prog: str, run: Callable, stage_folder: Callable, argv: list[str] | None = None) -> int:
     """The per-rank entry point of a training stage under torchrun or srun: the config from `argv`, rank 0's log file in
-    `stage_folder(cfg)`, `run(cfg)`; exit code 2 for a config error, 1 for a data error."""
+    `stage_folder(cfg)`, `run(cfg)`; exit code 2 for a config error, 1 for a data error, 75 for a stop on request
+    with its checkpoint written (`JobStopped`)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     argv = sys.argv[1:] if argv is None else argv
 

@@ -13,11 +13,11 @@ import lightning.pytorch as pl
 import torch
 import torch.nn as nn
 
-from ..core import ConfigError, get_logger, read_json, read_jsonl, write_json
+from ..core import ConfigError, JobStopped, get_logger, read_json, read_jsonl, write_json
 from .model import LAQArch, LAQModel, code_stats, evaluate_batch, evaluate_laq, laq_arch, laq_dir, save_laq, split_pair
 from ..train import (MODEL_JSON, WEIGHTS, check_identity, compile_blocks, compile_options, finish_loggers, fit, identity_diff,
-                        lightning_loggers, lightning_precision, non_finite_callback, parse_devices, plain, resolve_accelerator,
-                        uncompile_blocks, wandb_env, warmup_cosine)
+                        lightning_environment, lightning_loggers, lightning_precision, non_finite_callback, parse_devices, plain,
+                        resolve_accelerator, stop_callback, uncompile_blocks, wandb_env, warmup_cosine)
 
 log = get_logger("lapa.laq")
 
@@ -159,7 +159,8 @@ def resume_checkpoint(resume: str, out_dir: Path, identity: dict | None = None) 
 # %% ../../nbs/20a_laq_train.ipynb #6ff9f35b
 def train_laq(cfg, callbacks: list | None = None) -> dict:
     """Train LAQ as `cfg` says; write checkpoints, final weights and `summary.json` under `run_dir/laq`; return the summary
-    (`callbacks`: extra Lightning callbacks)."""
+    (`callbacks`: extra Lightning callbacks). On SIGTERM or SIGUSR1 it stops at the next step with `checkpoints/last.ckpt`
+    and raises `JobStopped`."""
     from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
     from omegaconf import OmegaConf
     from lapa.loading import LAPADataModule
@@ -186,19 +187,24 @@ def train_laq(cfg, callbacks: list | None = None) -> dict:
     stop_nan = non_finite_callback("LAQ", f"Lower laq.train.lr (now {tc.lr:g}; the paper size trains at 1e-4, as in experiment=lrz_h100) "
                                           f"or lengthen laq.train.warmup_steps (now {tc.warmup_steps}); with another lr it is another "
                                           "run, which laq.train.resume=never starts afresh here")
+    stop = stop_callback("LAQ", out_dir / "checkpoints" / "last.ckpt")   # resume=auto continues from it
     with wandb_env(out_dir, tc.wandb):
         loggers = lightning_loggers(out_dir, tc.wandb, tc.wandb_project, f"{cfg.name}-laq")
         trainer = pl.Trainer(
             max_steps=tc.max_steps, accelerator=accelerator, devices=parse_devices(tc.devices),
             num_nodes=tc.num_nodes, strategy=plain(tc.strategy), precision=lightning_precision(tc.precision, accelerator),
-            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, callbacks=[ckpt, stop_nan, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
+            gradient_clip_val=tc.grad_clip or None, log_every_n_steps=tc.log_every, logger=loggers, plugins=lightning_environment(),
+            callbacks=[ckpt, stop_nan, stop, TQDMProgressBar(refresh_rate=tc.log_every), *(callbacks or [])],
             val_check_interval=tc.val_every or None, check_val_every_n_epoch=None,
             limit_val_batches=tc.eval_batches if tc.val_every else 0, num_sanity_val_steps=0,
             default_root_dir=out_dir, enable_model_summary=False, use_distributed_sampler=False)
         log.info("LAQ: %s params, %s, data %s, %d steps%s", f"{module.model.num_params():,}", arch, dataset, tc.max_steps,
                  f", resuming from {resume}" if resume else "")
         start_step, t0 = _checkpoint_step(resume), time.time()
-        fit(trainer, module, datamodule=dm, ckpt_path=resume, weights_only=True)
+        try:
+            with stop: fit(trainer, module, datamodule=dm, ckpt_path=resume, weights_only=True)
+        except JobStopped:
+            finish_loggers(loggers, trainer.is_global_zero); raise
         seconds = time.time() - t0
         trainer.save_checkpoint(out_dir / "checkpoints" / "last.ckpt", weights_only=False)
         finish_loggers(loggers, trainer.is_global_zero)

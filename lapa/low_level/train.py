@@ -16,14 +16,14 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 import numpy as np
 import torch
 
-from ..core import DataError, get_logger, read_json, write_json
+from ..core import DataError, JobStopped, get_logger, read_json, write_json
 from ..labelled import ensure_labelled, read_labelled
 from ..loading import LoaderPosition, PassPosition
 from ..config import LowLevelArch
 from .model import (LowLevelPolicyModel, evaluate_low_level, load_run_foundation, low_level_arch,
                                   low_level_dir, save_low_level, state_view_of)
-from ..train import (check_identity, finish_loggers, fit, lightning_loggers, non_finite_callback, plain, resolve_accelerator,
-                        wandb_env, warmup_cosine)
+from ..train import (check_identity, finish_loggers, fit, lightning_environment, lightning_loggers, non_finite_callback, plain,
+                        resolve_accelerator, stop_callback, wandb_env, warmup_cosine)
 from ..transforms import NormStats, compose, floor_spread, model_transforms, norm_stats_from_json, read_stats
 
 log = get_logger("lapa.low_level")
@@ -44,8 +44,29 @@ class LowLevelModule(pl.LightningModule):
         self.model = LowLevelPolicyModel(LowLevelArch.from_dict(arch))
 
     def on_train_epoch_start(self) -> None:
-        "The random numbers of an epoch (the flow head's noise, observation dropout) come from `(seed, epoch)`: a resumed run draws them again."
-        torch.manual_seed(self.hparams.seed * 100_003 + self.current_epoch)
+        """The random numbers of an epoch (the flow head's noise, observation dropout) come from `(seed, epoch)`: a resumed run
+        draws them again. The epoch is the loader's own count where it keeps one (`PassPosition`): Lightning's is one ahead
+        after a resume from a checkpoint written at an epoch's last step."""
+        loader = self.trainer.train_dataloader
+        epoch = int(loader.position()["epoch"]) if isinstance(loader, PassPosition) else self.current_epoch
+        torch.manual_seed(self.hparams.seed * 100_003 + epoch)
+        self._rng = None   # a resumed run that starts an epoch draws from (seed, epoch), not from its checkpoint
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        "The random state too: a run resumed inside an epoch (stopped by a signal) draws on where it was."
+        checkpoint["rng_torch"] = torch.get_rng_state()
+        if self.device.type == "cuda": checkpoint["rng_cuda"] = torch.cuda.get_rng_state(self.device)
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        self._rng = (checkpoint.get("rng_torch"), checkpoint.get("rng_cuda"))
+
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        """Inside a resumed epoch, the checkpoint's random state comes back before the first step: after the loader began
+        its pass (a `DataLoader` draws its base seed from the global generator then), as in the run that never stopped."""
+        if getattr(self, "_rng", None) is None: return
+        (cpu, cuda), self._rng = self._rng, None
+        if cpu is not None: torch.set_rng_state(cpu)
+        if cuda is not None and self.device.type == "cuda": torch.cuda.set_rng_state(cuda, self.device)
 
     def _loss(self, batch: dict) -> torch.Tensor:
         return self.model.loss(batch.get("latent"), batch, batch["actions"])
@@ -168,7 +189,8 @@ def resume_point(out_dir: Path, identity: dict) -> Path | None:
 # %% ../../nbs/41_low_level_train.ipynb #a41fa898
 def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -> dict:
     """Train the low-level policy as `cfg.low_level` says; write the checkpoint and `summary.json`; return the summary.
-    A checkpoint at the end of every epoch lets a killed run continue where it was (`callbacks`: extra Lightning callbacks)."""
+    A checkpoint at the end of every epoch lets a killed run continue where it was; on SIGTERM or SIGUSR1 the run stops at
+    the next step with that checkpoint and raises `JobStopped` (`callbacks`: extra Lightning callbacks)."""
     from omegaconf import OmegaConf
     from lapa.shards import state_indices
     lc, dataset, out_dir = cfg.low_level, low_level_dataset(cfg), low_level_dir(cfg)
@@ -221,13 +243,18 @@ def train_low_level(cfg, progress: bool = True, callbacks: list | None = None) -
                                                     f"{out_dir / CHECKPOINTS} (or choose another run_dir) to start it afresh")
         every_epoch = ModelCheckpoint(dirpath=out_dir / CHECKPOINTS, filename=LAST.removesuffix(".ckpt"), save_top_k=1, monitor=None,
                                       every_n_epochs=1, save_on_train_epoch_end=True, enable_version_counter=False)
-        trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers, plugins=[AtomicCheckpointIO()],
-                             callbacks=[every_epoch, LoaderPosition(loader), stop_nan, *(callbacks or [])], enable_model_summary=False, enable_progress_bar=progress,
+        stop = stop_callback("low-level", out_dir / CHECKPOINTS / LAST)   # the next run continues from it
+        trainer = pl.Trainer(max_steps=lc.max_steps, accelerator=accel, devices=1, logger=loggers,
+                             plugins=[AtomicCheckpointIO(), *lightning_environment()], enable_model_summary=False, enable_progress_bar=progress,
+                             callbacks=[every_epoch, LoaderPosition(loader), stop_nan, stop, *(callbacks or [])],
                              log_every_n_steps=max(1, min(50, lc.max_steps // 10)), num_sanity_val_steps=0,
                              check_val_every_n_epoch=None, val_check_interval=lc.max_steps if val_loader else None,
                              limit_val_batches=1.0 if val_loader else 0, default_root_dir=out_dir)
         t0 = time.time()
-        fit(trainer, module, loader, val_loader, ckpt_path=resume, weights_only=True)
+        try:
+            with stop: fit(trainer, module, loader, val_loader, ckpt_path=resume, weights_only=True)
+        except JobStopped:
+            finish_loggers(loggers); raise
         seconds = time.time() - t0
         finish_loggers(loggers)
     model = module.model.cpu().eval()
