@@ -12,6 +12,7 @@ requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
 openpi_requirements = cfg.get('openpi_requirements', '').split()   # openpi's client pins numpy<2: optional
 lerobot_requirements = cfg.get('lerobot_requirements', '').split()  # parquet, for data.source=lerobot
+lerobot_check_requirements = cfg.get('lerobot_check_requirements', '').split()  # the lerobot library: 15_lerobot's cross-check
 # numpy<2 has no wheels for Python 3.13: there the dev extra leaves openpi's client out (its checks are skipped)
 openpi_for_dev = [f'{r}; python_version < "3.13"' for r in openpi_requirements]
 console_scripts = cfg.get('console_scripts', '').split()
@@ -36,7 +37,7 @@ setuptools.setup(
     include_package_data=True,
     install_requires=requirements,
     extras_require={'dev': dev_requirements + openpi_for_dev + lerobot_requirements, 'openpi': openpi_requirements,
-                    'lerobot': lerobot_requirements},
+                    'lerobot': lerobot_requirements, 'lerobot-check': lerobot_requirements + lerobot_check_requirements},
     entry_points={'console_scripts': console_scripts, 'nbdev': [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

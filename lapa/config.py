@@ -39,7 +39,7 @@ class Source(str, Enum):
     "Where episodes come from."
     metaworld = "metaworld"
     videos = "videos"
-    lerobot = "lerobot"     # a LeRobot dataset on disk (format v2.x): frames, states, actions, instructions
+    lerobot = "lerobot"     # a LeRobot dataset on disk (format v3.0 or v2.x): frames, states, actions, instructions
 
 
 class OnError(str, Enum):
@@ -122,7 +122,7 @@ class VideoSourceConfig:
 # %% ../nbs/01_config.ipynb #lerob01c
 @dataclass
 class LeRobotSourceConfig:
-    "A LeRobot dataset (format v2.x: meta/info.json, a parquet file and an mp4 per camera for each episode); nothing is downloaded."
+    "A LeRobot dataset (format v3.0 or v2.x: meta/info.json, parquet tables, an mp4 per camera); nothing is downloaded."
     root: Optional[str] = None            # the dataset folder, the one holding meta/info.json
     camera: Optional[str] = None          # the video feature to use (e.g. observation.images.top); null: the first
     image_size: int = "${data.sim.image_size}"  # type: ignore[assignment]  # frames are centre-cropped and resized to this
