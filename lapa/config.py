@@ -24,15 +24,15 @@ from .provenance import redacted
 
 # %% auto #0
 __all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS',
-           'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'CheckpointFormat', 'neutral', 'neutral_defaults',
-           'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
-           'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig',
-           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
-           'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun',
-           'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'api_key_problem',
-           'ServeConfig', 'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig', 'PipelineConfig',
-           'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg',
-           'config_yaml', 'stage_dir']
+           'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral',
+           'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig',
+           'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch',
+           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead',
+           'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch',
+           'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig',
+           'api_key_problem', 'ServeConfig', 'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig',
+           'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
+           'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -53,6 +53,13 @@ class Strategy(str, Enum):
     single = "single"
     ddp = "ddp"
     fsdp = "fsdp"
+
+
+class Sharding(str, Enum):
+    "How `training.strategy=fsdp` shards the model over the ranks (FSDP2's `fully_shard`)."
+    full = "full"        # FULL_SHARD: weights, gradients, optimizer state sharded; weights gathered again for the backward pass
+    grad_op = "grad_op"  # SHARD_GRAD_OP: as full, but the gathered weights stay from forward to backward (reshard_after_forward=False)
+    hybrid = "hybrid"    # HYBRID_SHARD: a 2-D mesh, full shard within groups of hybrid_shard_size ranks, replicated across them
 
 
 class CheckpointFormat(str, Enum):
@@ -701,6 +708,20 @@ class BenchmarkConfig:
         return p
 
 # %% ../nbs/01_config.ipynb #cfgs04c
+def _sharding_problems(tc) -> list[tuple[str, str]]:
+    "`training.sharding` applies to FSDP only, `hybrid_shard_size` to hybrid only (the world size is checked at launch)."
+    p, s = [], Sharding(tc.sharding)
+    if s != Sharding.full and Strategy(tc.strategy) != Strategy.fsdp:
+        p.append(("sharding", f"training.sharding={s.value} shards FSDP2's units, but training.strategy={Strategy(tc.strategy).value}: "
+                              "set training.strategy=fsdp, or leave training.sharding at full"))
+    if tc.hybrid_shard_size is not None:
+        if tc.hybrid_shard_size < 1: p.append(("hybrid_shard_size", f"must be >= 1 or null, got {tc.hybrid_shard_size}"))
+        elif s != Sharding.hybrid:
+            p.append(("hybrid_shard_size", f"training.hybrid_shard_size={tc.hybrid_shard_size} is the shard group of "
+                                           f"training.sharding=hybrid, but training.sharding={s.value}"))
+    return p
+
+
 @dataclass
 class TrainingConfig:
     "The foundation training loop (VLA-Foundry names)."
@@ -713,6 +734,8 @@ class TrainingConfig:
     resume_from_checkpoint: Optional[str] = "latest"  # latest: this run's newest checkpoint, if any | null: afresh | a path
     resume_weights_only: bool = False
     strategy: Strategy = Strategy.single
+    sharding: Sharding = neutral(Sharding.full)   # with strategy=fsdp: full | grad_op | hybrid (`lapa.config.Sharding`)
+    hybrid_shard_size: Optional[int] = neutral(None)  # hybrid: ranks per shard group (null: the devices per node)
     seed: int = "${seed}"  # type: ignore[assignment]
     # dataset folders or manifests; empty: `foundation.dataset`'s default (the run's `labels/video` for latents,
     # `data/actions` for actions)
@@ -746,7 +769,7 @@ class TrainingConfig:
     out_dir: str = "${run_dir}/foundation"  # the stage folder: checkpoints, final `model/`, summary (the pipeline's ActionVLA: `action_vla`)
 
     def _problems(self):
-        p = positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
+        p = _sharding_problems(self) + positive(self, "num_checkpoints", "global_batch_size", "per_gpu_batch_size", "lr", "keep_last_k", "log_every")
         for n in ("warmup_steps", "weight_decay", "grad_clip"):
             if getattr(self, n) < 0: p.append((n, f"must be >= 0, got {getattr(self, n)}"))
         p += _frozen_problems(self)

@@ -258,7 +258,7 @@ def export_weights(module: nn.Module, ema) -> dict:
 # %% ../../nbs/31a_checkpoint.ipynb #08c8815d
 IDENTITY_VOLATILE = ("resume_from_checkpoint", "resume_weights_only", "out_dir", "wandb", "wandb_project", "log_every", "keep_last_k",
                      "num_workers", "checkpoint_format", "devices", "num_nodes", "accelerator", "strategy", "precision",
-                     "activation_checkpointing", "meta_init")
+                     "activation_checkpointing", "meta_init", "sharding", "hybrid_shard_size")
 
 
 def _init_weights(cfg) -> dict:
