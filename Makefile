@@ -1,7 +1,7 @@
 # The two commands of the README's quick start. `make demo`: the system packages MuJoCo's off-screen rendering needs
 # (with apt-get, as root or with sudo; otherwise it says what to install), a virtual environment in .venv, lapa installed
 # into it as the README's Install says, then the whole pipeline (`lapa pipeline`, the embedded demo). `make test`: the
-# same set-up, then the test suite (every chapter, two at a time). `make setup` does the set-up alone.
+# same set-up, then the test suite (every chapter, three at a time). `make setup` does the set-up alone.
 PYTHON ?= python3
 VENV ?= .venv
 APT_PACKAGES = libegl1 libopengl0 libgl1-mesa-dri libegl-mesa0
@@ -30,4 +30,4 @@ demo: setup
 	$(VENV)/bin/lapa pipeline
 
 test: setup
-	$(VENV)/bin/pytest -n 2
+	$(VENV)/bin/pytest -n 3

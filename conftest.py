@@ -2,7 +2,7 @@
 
 Cells flagged with a `tst_flags` flag (settings.ini: `slow`, `gpu`) are skipped unless the flag is named in the
 environment variable `LAPA_TEST_FLAGS` (space separated), e.g. `LAPA_TEST_FLAGS=slow pytest`; `CHAPTER:FLAG` runs the
-flag's cells in that chapter only, e.g. `LAPA_TEST_FLAGS=70_jobs:slow pytest -n 2` (CI: the real Slurm job).
+flag's cells in that chapter only, e.g. `LAPA_TEST_FLAGS=70_jobs:slow pytest -n 3` (CI: the real Slurm job).
 """
 import os
 from pathlib import Path
@@ -28,7 +28,7 @@ def pytest_collect_file(parent, file_path):
 
 
 # The chapters that take longest (about 1-2.5 minutes each on the 2-core CI machine) start first, so that the workers of
-# `pytest -n 2` finish together instead of one waiting on a long chapter it picked up last; the rest keep their order.
+# `pytest -n 3` finish together instead of one waiting on a long chapter it picked up last; the rest keep their order.
 SLOW_FIRST = ("70_jobs", "80_pipeline", "20a_laq_train", "31_trainer", "15_lerobot", "60_eval", "22_laq_report")
 
 
