@@ -27,9 +27,10 @@ def pytest_collect_file(parent, file_path):
         return NotebookFile.from_parent(parent, path=file_path)
 
 
-# The chapters that take longest (about 1-2.5 minutes each on the 2-core CI machine) start first, so that the workers of
-# `pytest -n 3` finish together instead of one waiting on a long chapter it picked up last; the rest keep their order.
-SLOW_FIRST = ("70_jobs", "80_pipeline", "20a_laq_train", "31_trainer", "15_lerobot", "60_eval", "22_laq_report")
+# The chapters that take longest (about 1-6 minutes each on the 2-core CI machine) start first, and a worker that runs
+# out of chapters takes one another has not started (pytest.ini: `--dist worksteal`), so that the workers of
+# `pytest -n 3` finish together instead of one waiting on a long chapter queued behind another; the rest keep their order.
+SLOW_FIRST = ("70_jobs", "31_trainer", "80_pipeline", "15_lerobot", "60_eval", "20a_laq_train", "22_laq_report")
 
 
 def pytest_collection_modifyitems(config, items):
