@@ -24,7 +24,7 @@ from .provenance import redacted
 
 # %% auto #0
 __all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS',
-           'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral',
+           'SLURM_TIME', 'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral',
            'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig',
            'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch',
            'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead',
@@ -876,6 +876,9 @@ class EvalConfig:
         return p
 
 # %% ../nbs/01_config.ipynb #slurmtime01c
+SLURM_TIME = re.compile(r"(\d+-)?\d+(:\d+){0,2}|UNLIMITED|infinite")   # the forms of sbatch --time
+
+
 def slurm_seconds(time: str) -> int | None:
     """sbatch's `--time` in seconds (MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS[:MINUTES[:SECONDS]]),
     rounded up to whole minutes as Slurm keeps it; None for UNLIMITED; `ConfigError` for anything else."""
@@ -925,7 +928,7 @@ class SlurmConfig:
             p.append(("container_image", "container_mounts/container_workdir need a container_image"))
         for k in self.env:
             if not k.replace("_", "a").isalnum() or k[0].isdigit(): p.append(("env", f"{k!r} is not an environment variable name"))
-        if not re.fullmatch(r"(\d+-)?\d+(:\d+){0,2}|UNLIMITED|infinite", self.time):   # sbatch --time's forms
+        if not SLURM_TIME.fullmatch(self.time):
             p.append(("time", f"must be MINUTES, [DAYS-]HOURS:MINUTES[:SECONDS] or DAYS-HOURS, got {self.time!r}"))
         elif (limit := slurm_seconds(self.time)) is not None and self.signal_lead_s >= limit:
             p.append(("signal_lead_s", f"{self.signal_lead_s} s is not shorter than the time limit ({self.time} = {limit} s): "
@@ -947,10 +950,14 @@ class PipelineConfig:
     report: bool = True                  # write `report.md` at the end
     notebook: bool = True                # then execute the report chapter (81_run_report) into run_dir/notebooks, the run's record
     torch_threads: int = 1               # torch threads of the stages (one is fastest on a shared CPU, see 80_pipeline; 0: torch's default)
+    job_times: dict[str, str] = field(default_factory=dict)   # `lapa pipeline submit`: the time limit of a kind of stage job
+                                         # (e.g. {finetune_lapa: "04:00:00", eval_lapa: "02:00:00"}); the others get slurm.time
 
     def _problems(self):
         p = [("torch_threads", f"must be >= 0 (0: torch's default), got {self.torch_threads}")] if self.torch_threads < 0 else []
         if self.stages is not None and not self.stages: p.append(("stages", "name at least one stage (null: every stage)"))
+        p += [("job_times", f"{k}: must be MINUTES, [DAYS-]HOURS:MINUTES[:SECONDS] or DAYS-HOURS, got {t!r}")
+              for k, t in self.job_times.items() if not SLURM_TIME.fullmatch(t)]
         return p
 
 # %% ../nbs/01_config.ipynb #cfgs07c

@@ -291,6 +291,7 @@ def nb_figures(cfg: DictConfig | None, args: list[str]) -> int:
 SLURM_JOBS: dict[str, SlurmSpec] = {
     **{s.slurm_name: s.slurm for s in STAGES.values() if s.slurm},   # one stage each, from the stage table
     "pipeline": SlurmSpec("pipeline.sbatch", "single_gpu"),          # `lapa pipeline`: a whole run, stage after stage
+    "pipeline-stage": SlurmSpec("pipeline_stage.sbatch", "single_gpu"),   # `lapa pipeline submit`: one kind of stage, its runs as an array
     "nb": SlurmSpec("nb.sbatch", "single_gpu"),                      # `lapa nb run`: a chapter through papermill
 }
 
@@ -401,9 +402,9 @@ def find_sbatch() -> str:
     return sbatch
 
 # %% ../nbs/70_jobs.ipynb #3984c886
-def sbatch_submit(script: str | os.PathLike, sbatch: str | None = None) -> str:
-    "Submit `script` with `sbatch --parsable` (`sbatch`: its path, else looked up); return the job id."
-    r = subprocess.run([sbatch or find_sbatch(), "--parsable", str(script)], capture_output=True, text=True)
+def sbatch_submit(script: str | os.PathLike, sbatch: str | None = None, options: list[str] = ()) -> str:
+    "Submit `script` with `sbatch --parsable [options]` (`sbatch`: its path, else looked up); return the job id."
+    r = subprocess.run([sbatch or find_sbatch(), "--parsable", *options, str(script)], capture_output=True, text=True)
     if r.returncode != 0: raise LapaError(f"sbatch refused {script}: {(r.stderr or r.stdout).strip()}")
     return r.stdout.strip().split(";")[0]
 

@@ -34,8 +34,8 @@ log = get_logger("lapa.pipeline")
 
 # %% auto #0
 __all__ = ['log', 'RECORD', 'STARTED', 'VIDEO_ONLY_STAGES', 'LAPA_MADE', 'Stage', 'stage_cfg', 'fingerprint', 'read_record',
-           'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_lock',
-           'stage_times', 'run_pipeline', 'cli_pipeline']
+           'eval_stage_fn', 'benchmark_runs', 'pipeline_stages', 'stage_log', 'select_stages', 'run_lock', 'stage_lock',
+           'stage_times', 'run_pipeline', 'cli_pipeline', 'pipeline_plan', 'run_stage', 'cli_pipeline_stage']
 
 # %% ../nbs/80_pipeline.ipynb #33d40964
 @dataclass(frozen=True)
@@ -320,24 +320,62 @@ def _check_sources(cfg: DictConfig) -> None:
                           "again: keep the source outside it")
 
 # %% ../nbs/80_pipeline.ipynb #6569434c
+def _flock(f, shared: bool) -> bool:
+    "Lock the open file `f` without waiting (shared or exclusive); False where the file system has no locks (ENOLCK)."
+    try: fcntl.flock(f, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError: raise
+    except OSError as e:   # a file system without locks: run unguarded, and say so
+        log.warning("cannot lock %s (%s): nothing stops a second pipeline in this run folder", f.name, e.strerror or e)
+        return False
+    return True
+
+
+def _holder() -> str:
+    "This process as a lock file names it: its pid, and its Slurm job where it is one."
+    job = os.environ.get("SLURM_JOB_ID")
+    task = os.environ.get("SLURM_ARRAY_TASK_ID")
+    return f"pid {os.getpid()}" + (f", Slurm job {job}" + (f" (array task {task})" if task else "") if job else "")
+
+
 @contextlib.contextmanager
-def run_lock(run_dir: Path):
-    "Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it."
+def run_lock(run_dir: Path, shared: bool = False):
+    """Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it.
+    A whole pipeline holds it alone; the stage jobs of a Slurm-mode pipeline (`shared=True`) hold it together, each with
+    its stage's own lock (`stage_lock`), so that no whole pipeline runs beside them."""
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / ".pipeline.lock", "a+") as f:
-        locked = True
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try: locked = _flock(f, shared)
         except BlockingIOError:
             f.seek(0)
-            raise DataError(f"another lapa pipeline ({f.read().strip() or 'a process'}) is running in this run folder: "
+            held = f.read().strip() or "stage jobs of a Slurm-mode pipeline (`lapa pipeline status` lists them)"
+            raise DataError(f"another lapa pipeline ({held}) is running in this run folder: "
                             "wait for it to end, or choose another run_dir", run_dir) from None
-        except OSError as e:   # a file system without locks (ENOLCK): run unguarded, and say so
-            locked = False
-            log.warning("cannot lock %s (%s): nothing stops a second pipeline in this run folder", f.name, e.strerror or e)
-        f.seek(0); f.truncate(); f.write(f"pid {os.getpid()}"); f.flush()
+        if not shared: f.seek(0); f.truncate(); f.write(_holder()); f.flush()
         try: yield
         finally:
+            if not shared: f.seek(0); f.truncate(); f.flush()   # (stage jobs find no name of a pipeline that ended)
             if locked: fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# %% ../nbs/80_pipeline.ipynb #slock01
+@contextlib.contextmanager
+def stage_lock(run_dir: Path, stage: str):
+    """Hold `run_dir/.locks/STAGE.lock` while one stage runs as a job of its own; a `DataError` naming the holder (its
+    pid and Slurm job) when another process runs that stage. Outside the stage's folder, which the stage empties."""
+    path = run_dir / ".locks" / f"{stage}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try: locked = _flock(f, shared=False)
+        except BlockingIOError:
+            f.seek(0)
+            raise DataError(f"stage {stage} is running in another process ({f.read().strip() or 'unnamed'}): wait for it to "
+                            "end, or cancel its job", run_dir) from None
+        f.seek(0); f.truncate(); f.write(_holder()); f.flush()
+        try: yield
+        finally:
+            f.seek(0); f.truncate(); f.flush()
+            if locked: fcntl.flock(f, fcntl.LOCK_UN)
+
 
 # %% ../nbs/80_pipeline.ipynb #1e2410ca
 def stage_times(cfg: DictConfig) -> list[dict]:
@@ -353,47 +391,65 @@ def stage_times(cfg: DictConfig) -> list[dict]:
     return list(rows.values())
 
 # %% ../nbs/80_pipeline.ipynb #82ad43bf
-def run_pipeline(cfg: DictConfig) -> dict:
-    "Run the selected stages in order, skipping those whose output matches their fingerprint; return the summary."
-    _check_sources(cfg)
+@contextlib.contextmanager
+def _torch_threads(cfg: DictConfig):
+    "The stages' torch threads (`pipeline.torch_threads`) while the block runs."
     threads, before = int(cfg.pipeline.torch_threads), torch.get_num_threads()
     if threads: torch.set_num_threads(threads)
-    try:
-        with run_lock(Path(cfg.run_dir)), StopRequest() as stop: return _run_stages(cfg, stop)
+    try: yield
     finally: torch.set_num_threads(before)
 
 
-def _stopped(summary: dict, stopped: dict, msg: str) -> JobStopped:
-    "Record a stopped pipeline in `pipeline.json` (the stages so far and the stop); the error that ends it."
-    write_json(Path(summary["run_dir"]) / "pipeline.json", {**summary, "stopped": stopped})
+def run_pipeline(cfg: DictConfig) -> dict:
+    "Run the selected stages in order, skipping those whose output matches their fingerprint; return the summary."
+    _check_sources(cfg)
+    with _torch_threads(cfg), run_lock(Path(cfg.run_dir)), StopRequest() as stop:
+        stages, force = select_stages(cfg)
+        return _run_stages(cfg, stop, stages, force, Path(cfg.run_dir) / "pipeline.json", bool(cfg.pipeline.report))
+
+
+def _stopped(summary: dict, stopped: dict, msg: str, summary_file: Path | None) -> JobStopped:
+    "Record a stopped pipeline in `summary_file` (the stages so far and the stop; None: nowhere); the error that ends it."
+    if summary_file is not None: write_json(summary_file, {**summary, "stopped": stopped})
     log.warning("pipeline: %s", msg)
     return JobStopped(f"pipeline: {msg}", signal=stopped["signal"], step=stopped.get("step"), checkpoint=stopped.get("checkpoint"))
 
 
-def _run_stages(cfg: DictConfig, stop: StopRequest) -> dict:
-    stages, force = select_stages(cfg)
+def _finished_id(cfg: DictConfig, stage: Stage) -> str | None:
+    "The run id of `stage`'s finished output, None if it has none."
+    rec = read_record(stage_cfg(cfg, stage), stage)
+    return None if rec is None else rec["run_id"]
+
+
+def _why_run(stage: Stage, scfg: DictConfig, inputs: dict[str, str], force: set[str]) -> tuple[str, str, dict | None, str]:
+    "`(fingerprint, an earlier version's fingerprint, record, why it runs)` of `stage`; why is \"\" when it is up to date."
+    fp, legacy = fingerprint(scfg, stage, inputs), fingerprint(scfg, stage, inputs, relative=False)
+    rec = read_record(scfg, stage)
+    why = ("forced" if stage.name in force else "no finished output" if rec is None
+           else "" if rec.get("fingerprint") in (fp, legacy) else "config or inputs changed")
+    return fp, legacy, rec, why
+
+
+def _run_stages(cfg: DictConfig, stop: StopRequest, stages: list[Stage], force: set[str], summary_file: Path | None,
+                report: bool, again: str = "run `lapa pipeline` again to continue") -> dict:
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     by_name = {s.name: s for s in pipeline_stages(cfg)}
     ids: dict[str, str] = {}
     rows, t_all = [], time.perf_counter()
     so_far = lambda: dict(stages=rows, seconds=round(time.perf_counter() - t_all, 1), run_dir=str(run_dir))
-    again = "run `lapa pipeline` again to continue"
 
     def input_id(name: str) -> str:
         if name not in ids:
-            rec = read_record(stage_cfg(cfg, by_name[name]), by_name[name])
-            if rec is None: raise DataError(f"stage {name!r} has not run: include it in pipeline.stages", by_name[name].out(stage_cfg(cfg, by_name[name])))
-            ids[name] = rec["run_id"]
+            ids[name] = _finished_id(cfg, by_name[name])
+            if ids[name] is None: raise DataError(f"stage {name!r} has not run: include it in pipeline.stages", by_name[name].out(stage_cfg(cfg, by_name[name])))
         return ids[name]
 
     for st in stages:
         scfg = stage_cfg(cfg, st)
         out = st.out(scfg)
-        inputs = {i: input_id(i) for i in st.inputs}
-        fp, legacy = fingerprint(scfg, st, inputs), fingerprint(scfg, st, inputs, relative=False)
-        rec = read_record(scfg, st)
-        if st.name not in force and rec is not None and rec.get("fingerprint") in (fp, legacy):
+        fp, legacy, rec, why = _why_run(st, scfg, {i: input_id(i) for i in st.inputs}, force)
+        if not why:
             if rec["fingerprint"] != fp: write_json(out / RECORD, {**rec, "fingerprint": fp})   # an earlier version's record
             ids[st.name] = rec["run_id"]
             rows.append(dict(stage=st.name, status="skipped", seconds=rec.get("seconds"), out=str(out)))
@@ -402,8 +458,7 @@ def _run_stages(cfg: DictConfig, stop: StopRequest) -> dict:
             continue
         if stop.requested:   # noted while a stage that runs to its end ran: the next stage is the next job's
             raise _stopped(so_far(), dict(stage=st.name, signal=stop.received, started=False),
-                           f"{stop.received}: stopped before stage {st.name}; {again}")
-        why = "forced" if st.name in force else ("no finished output" if rec is None else "config or inputs changed")
+                           f"{stop.received}: stopped before stage {st.name}; {again}", summary_file)
         print(f"[pipeline] {st.name}: running ({why}) -> {out}", flush=True)
         log.info("pipeline: running %s (%s)", st.name, why)
         resumable = (out / STARTED).is_file() and read_json(out / STARTED).get("fingerprint") in (fp, legacy) and st.name not in force
@@ -416,7 +471,8 @@ def _run_stages(cfg: DictConfig, stop: StopRequest) -> dict:
                 rows.append(dict(stage=st.name, status="stopped", seconds=round(time.perf_counter() - t0, 1), out=str(out)))
                 print(f"[pipeline] {st.name}: stopped ({e.signal})", flush=True)
                 raise _stopped(so_far(), dict(stage=st.name, signal=e.signal, step=e.step, checkpoint=e.checkpoint, started=True),
-                               f"stage {st.name} stopped on {e.signal or 'a stop request'}, to continue from {e.checkpoint}; {again}") from None
+                               f"stage {st.name} stopped on {e.signal or 'a stop request'}, to continue from {e.checkpoint}; {again}",
+                               summary_file) from None
         st.check_marks(out)
         seconds = round(time.perf_counter() - t0, 1)
         ids[st.name] = uuid.uuid4().hex
@@ -427,16 +483,16 @@ def _run_stages(cfg: DictConfig, stop: StopRequest) -> dict:
         (out / STARTED).unlink(missing_ok=True)
         rows.append(dict(stage=st.name, status="ran", seconds=seconds, out=str(out)))
         print(f"[pipeline] {st.name}: done in {seconds:.0f} s", flush=True)
-    if stop.requested and cfg.pipeline.report:
+    if stop.requested and report:
         raise _stopped(so_far(), dict(stage="report", signal=stop.received, started=False),
-                       f"{stop.received}: every stage done, stopped before the report; {again}")
+                       f"{stop.received}: every stage done, stopped before the report; {again}", summary_file)
     summary = so_far()
-    if cfg.pipeline.report:
+    if report:
         t0 = time.perf_counter()
         write_report(cfg, stage_times(cfg))
         if cfg.pipeline.notebook: run_report_notebook(run_dir)
         summary["report_seconds"] = round(time.perf_counter() - t0, 1)
-    write_json(run_dir / "pipeline.json", summary)
+    if summary_file is not None: write_json(summary_file, summary)
     return summary
 
 # %% ../nbs/80_pipeline.ipynb #80a984bc
@@ -450,4 +506,47 @@ def cli_pipeline(cfg: DictConfig, args: list[str] | None = None) -> int:
         print(f"  {r['stage']:<28} {r['status']:<8} {secs}")
     print(f"pipeline: {s['seconds']:.0f} s this time -> " + (str(Path(cfg.run_dir) / "report.md") if cfg.pipeline.report
                                                                else f"{cfg.run_dir} (no report: pipeline.report=false)"))
+    return 0
+
+# %% ../nbs/80_pipeline.ipynb #plan01c
+def pipeline_plan(cfg: DictConfig) -> list[dict]:
+    """What `lapa pipeline` would run now, without running it: `{stage, kind, why, inputs}` of every selected stage that is
+    not up to date (forced, never finished, changed, or reading a stage that runs again), in the order they run;
+    `inputs` are those of its inputs that run too."""
+    stages, force = select_stages(cfg)
+    by_name = {s.name: s for s in pipeline_stages(cfg)}
+    ids: dict[str, str | None] = {}
+    plan: list[dict] = []
+    for st in stages:
+        runs = {r["stage"] for r in plan}
+        again = [i for i in st.inputs if i in runs]
+        for i in st.inputs:
+            if i not in runs and ids.setdefault(i, _finished_id(cfg, by_name[i])) is None:
+                raise DataError(f"stage {i!r} has not run: include it in pipeline.stages", by_name[i].out(stage_cfg(cfg, by_name[i])))
+        if again: why = f"reads {', '.join(again)}, which runs again"
+        else:
+            _, _, rec, why = _why_run(st, stage_cfg(cfg, st), {i: ids[i] for i in st.inputs}, force)
+            if not why: ids[st.name] = rec["run_id"]
+        if why: plan.append(dict(stage=st.name, kind=st.kind, why=why, inputs=again))
+    return plan
+
+# %% ../nbs/80_pipeline.ipynb #stage01c
+def run_stage(cfg: DictConfig, name: str) -> dict:
+    """Run the stage `name` of `cfg`'s run alone, unless it is up to date (its inputs must be finished): a job of a
+    Slurm-mode pipeline. The run lock is shared with the run's other stage jobs, the stage's own is held; no report, no
+    `pipeline.json`. Returns the summary (`stages`: this one's row)."""
+    _check_sources(cfg)
+    by_name = {s.name: s for s in pipeline_stages(cfg)}
+    if name not in by_name: raise ConfigError(f"no stage {name!r} in this run; its stages: {', '.join(by_name)}")
+    force = select_stages(cfg)[1] & {name}
+    run_dir = Path(cfg.run_dir)
+    with _torch_threads(cfg), run_lock(run_dir, shared=True), stage_lock(run_dir, name), StopRequest() as stop:
+        return _run_stages(cfg, stop, [by_name[name]], force, None, report=False, again="its job continues when it runs again")
+
+
+def cli_pipeline_stage(cfg: DictConfig, args: list[str]) -> int:
+    "`lapa pipeline stage NAME [overrides]`: the stage `NAME` of the run alone (a Slurm-mode pipeline's job runs this)."
+    if len(args) != 1: raise ConfigError(f"name one stage: lapa pipeline stage NAME [key=value ...], got {' '.join(args) or 'none'}")
+    row = run_stage(cfg, args[0])["stages"][0]
+    print(f"pipeline stage {row['stage']}: {row['status']}" + ("" if row["seconds"] is None else f" ({row['seconds']:.0f} s)") + f" -> {row['out']}")
     return 0

@@ -8,11 +8,12 @@ LAPA_ARGS=("$@")
 trap 'echo "lapa: SIGTERM reached the batch script (time limit, scancel, preemption or requeue)" >&2' TERM
 
 lapa_resubmit() (   # a subshell: this job's SLURM_* variables stay out of the next job, which gets its own
+    local task=(${SLURM_ARRAY_TASK_ID:+"--array=$SLURM_ARRAY_TASK_ID"})   # an array's task: that task alone again
     for v in $(compgen -e); do
         case $v in SLURM_CONF) ;; SLURM_*) unset "$v" ;; esac
     done
     export LAPA_RESUBMITS=$1
-    sbatch --parsable "$0" "${LAPA_ARGS[@]}"
+    sbatch --parsable "${task[@]}" "$0" "${LAPA_ARGS[@]}"
 )
 
 run_or_requeue() {   # run_or_requeue srun ...: exits with its code; on {{exit_requeue}}, requeues (or resubmits), exits 0
