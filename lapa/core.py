@@ -23,11 +23,11 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 # %% auto #0
-__all__ = ['EXIT_REQUEUE', 'PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError', 'DataError',
-           'TrainingDiverged', 'JobStopped', 'resolve_callable', 'is_override', 'is_int', 'split_words', 'exit_code_of',
-           'exit_process', 'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'json_line', 'write_jsonl',
-           'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes', 'Episode',
-           'get_logger', 'launch_rank', 'log_to_file']
+__all__ = ['EXIT_REQUEUE', 'STOP_SIGNALS', 'PARAMETER_FLAGS', 'MAX_ABS_VALUE', 'LOG_FORMAT', 'LapaError', 'ConfigError',
+           'DataError', 'TrainingDiverged', 'JobStopped', 'resolve_callable', 'is_override', 'is_int', 'split_words',
+           'exit_code_of', 'exit_process', 'exit_with_parent', 'naming', 'atomic_write', 'write_json', 'json_line',
+           'write_jsonl', 'read_json', 'read_jsonl', 'file_sha256', 'dir_sha256', 'npy_bytes', 'load_npy_bytes',
+           'Episode', 'get_logger', 'launch_rank', 'log_to_file']
 
 # %% ../nbs/00_core.ipynb #c41de3c2
 class LapaError(Exception):
@@ -52,6 +52,7 @@ class TrainingDiverged(LapaError):
 
 
 EXIT_REQUEUE = 75   # sysexits' EX_TEMPFAIL: stopped early with a checkpoint (a time limit, preemption); run it again to go on
+STOP_SIGNALS = ("SIGTERM", "SIGUSR1")   # a time limit or preemption (SIGTERM), sbatch --signal's warning (SIGUSR1)
 
 
 class JobStopped(LapaError):

@@ -214,7 +214,8 @@ def nb_run(cfg: DictConfig | None, args: list[str]) -> int:
     declared = notebook_parameters(path)
     run = {"run_dir": str(run_dir), "overrides": [o for o in overrides if o.split("=")[0] != "run_dir"] + [f"run_dir={run_dir}"]}
     params = {**{k: v for k, v in run.items() if k in declared}, **params}
-    from lapa.train import STOP_SIGNALS, StopRequest
+    from lapa.core import STOP_SIGNALS
+    from lapa.train import StopRequest
     with StopRequest(STOP_SIGNALS if "SLURM_JOB_ID" in os.environ else ()) as stop:   # Slurm signals the kernel as well
         try: out = execute_notebook(path, run_dir / "notebooks" / f"{path.stem}.ipynb", params)
         except LapaError as e:

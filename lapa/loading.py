@@ -27,7 +27,7 @@ from lightning.pytorch import Callback, LightningDataModule
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .config import OnError
-from .core import DataError, get_logger, read_jsonl
+from .core import STOP_SIGNALS, DataError, get_logger, read_jsonl
 from .shards import decode_sample, manifest_problem, read_dataset_meta, tar_members
 
 log = get_logger("lapa.loading")
@@ -482,7 +482,7 @@ def init_loader_worker(worker_id: int = 0) -> None:
     run on them), and on SIGUSR2 the worker writes every thread's stack to stderr (file descriptor 2, which a notebook's
     captured `sys.stderr` lacks); faulthandler writes without taking any Python lock, so even a worker stuck on a lock
     answers (`stall_report`)."""
-    for name in ("SIGTERM", "SIGUSR1"):
+    for name in STOP_SIGNALS:
         if hasattr(signal, name): signal.signal(getattr(signal, name), signal.SIG_IGN)
     if hasattr(signal, STACKS_SIGNAL): faulthandler.register(getattr(signal, STACKS_SIGNAL), file=2, all_threads=True)
 

@@ -421,6 +421,11 @@ def _finished_id(cfg: DictConfig, stage: Stage) -> str | None:
     return None if rec is None else rec["run_id"]
 
 
+def _not_run(cfg: DictConfig, stage: Stage) -> DataError:
+    "The error for an input `stage` that has not run and is not among those that run."
+    return DataError(f"stage {stage.name!r} has not run: include it in pipeline.stages", stage.out(stage_cfg(cfg, stage)))
+
+
 def _why_run(stage: Stage, scfg: DictConfig, inputs: dict[str, str], force: set[str]) -> tuple[str, str, dict | None, str]:
     "`(fingerprint, an earlier version's fingerprint, record, why it runs)` of `stage`; why is \"\" when it is up to date."
     fp, legacy = fingerprint(scfg, stage, inputs), fingerprint(scfg, stage, inputs, relative=False)
@@ -442,7 +447,7 @@ def _run_stages(cfg: DictConfig, stop: StopRequest, stages: list[Stage], force: 
     def input_id(name: str) -> str:
         if name not in ids:
             ids[name] = _finished_id(cfg, by_name[name])
-            if ids[name] is None: raise DataError(f"stage {name!r} has not run: include it in pipeline.stages", by_name[name].out(stage_cfg(cfg, by_name[name])))
+            if ids[name] is None: raise _not_run(cfg, by_name[name])
         return ids[name]
 
     for st in stages:
@@ -521,8 +526,8 @@ def pipeline_plan(cfg: DictConfig) -> list[dict]:
         runs = {r["stage"] for r in plan}
         again = [i for i in st.inputs if i in runs]
         for i in st.inputs:
-            if i not in runs and ids.setdefault(i, _finished_id(cfg, by_name[i])) is None:
-                raise DataError(f"stage {i!r} has not run: include it in pipeline.stages", by_name[i].out(stage_cfg(cfg, by_name[i])))
+            if i not in runs and i not in ids: ids[i] = _finished_id(cfg, by_name[i])
+            if i not in runs and ids[i] is None: raise _not_run(cfg, by_name[i])
         if again: why = f"reads {', '.join(again)}, which runs again"
         else:
             _, _, rec, why = _why_run(st, stage_cfg(cfg, st), {i: ids[i] for i in st.inputs}, force)

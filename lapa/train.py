@@ -24,12 +24,13 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 import torch.nn as nn
 
-from .core import ConfigError, DataError, JobStopped, TrainingDiverged, atomic_write, file_sha256, get_logger, is_int, read_json, write_json
+from .core import (STOP_SIGNALS, ConfigError, DataError, JobStopped, TrainingDiverged, atomic_write, file_sha256, get_logger,
+                       is_int, read_json, write_json)
 
 log = get_logger("lapa.train")
 
 # %% auto #0
-__all__ = ['log', 'PRECISIONS', 'STOP_SIGNALS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
+__all__ = ['log', 'PRECISIONS', 'WEIGHTS', 'MODEL_JSON', 'LEGACY_MODEL_JSON', 'plain', 'cfg_get', 'warmup_cosine',
            'lightning_precision', 'autocast_dtype', 'resolve_accelerator', 'parse_devices', 'compile_blocks',
            'compile_options', 'compile_choice', 'uncompile_blocks', 'wandb_env', 'wandb_run_id', 'lightning_loggers',
            'finish_loggers', 'fit', 'StopRequest', 'lightning_environment', 'stop_callback', 'first_non_finite',
@@ -185,9 +186,6 @@ def fit(trainer, *args, **kwargs) -> None:
     if trainer.interrupted: raise KeyboardInterrupt   # versions of Lightning that return from an interrupted fit
 
 # %% ../nbs/03_train.ipynb #stop02c
-STOP_SIGNALS = ("SIGTERM", "SIGUSR1")   # a time limit or preemption (SIGTERM), sbatch --signal's warning (SIGUSR1)
-
-
 class StopRequest:
     """Notes the first of `signals` that reaches the process instead of letting it end the process (a context manager:
     the previous handlers come back on exit, but for a block that ends in `JobStopped` after a signal, whose process is
