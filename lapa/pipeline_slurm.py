@@ -159,22 +159,24 @@ def submit_pipeline(overrides: list[str], sbatch: str | None = None, squeue: str
     Path(cfg.slurm.log_dir).mkdir(parents=True, exist_ok=True)
     ids: dict[str, str] = {}
     rows, by_time = [], {None: cfg}
-    for job in jobs:
-        limit = cfg.pipeline.job_times.get(job.name)   # its kind's time limit (checked against the signal's lead), else slurm.time
-        if limit not in by_time: by_time[limit] = slurm_job_cfg("pipeline-stage", [*overrides, f"slurm.time={limit}"])
-        script = folder / f"{job.name}.sbatch"
-        with atomic_write(script, "w") as f: f.write(render_stage_job(by_time[limit], job, overrides))
-        script.chmod(0o755)
-        opts = _dependency(job, ids)
-        ids[job.name] = sbatch_submit(script, sbatch, opts)
-        rows.append(dict(name=job.name, job=ids[job.name], stages=list(job.stages), after=job.after, options=opts, script=str(script)))
-        log.info("submitted %s as Slurm job %s %s", job.name, ids[job.name], " ".join(opts))
     sub = dict(submitted=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), overrides=list(overrides),
                plan=plan, jobs=rows, log_dir=str(cfg.slurm.log_dir))
-    if rows:
-        path = submissions_file(cfg)
-        earlier = read_json(path)["submissions"] if path.is_file() else []
-        write_json(path, {"submissions": earlier + [sub]})
+    try:
+        for job in jobs:
+            limit = cfg.pipeline.job_times.get(job.name)   # its kind's time limit (checked against the signal's lead), else slurm.time
+            if limit not in by_time: by_time[limit] = slurm_job_cfg("pipeline-stage", [*overrides, f"slurm.time={limit}"])
+            script = folder / f"{job.name}.sbatch"
+            with atomic_write(script, "w") as f: f.write(render_stage_job(by_time[limit], job, overrides))
+            script.chmod(0o755)
+            opts = _dependency(job, ids)
+            ids[job.name] = sbatch_submit(script, sbatch, opts)
+            rows.append(dict(name=job.name, job=ids[job.name], stages=list(job.stages), after=job.after, options=opts, script=str(script)))
+            log.info("submitted %s as Slurm job %s %s", job.name, ids[job.name], " ".join(opts))
+    finally:   # what was submitted is recorded, also when sbatch refuses a later job (status and the next submission see it)
+        if rows:
+            path = submissions_file(cfg)
+            earlier = read_json(path)["submissions"] if path.is_file() else []
+            write_json(path, {"submissions": earlier + [{**sub, "complete": len(rows) == len(jobs)}]})
     return sub
 
 
