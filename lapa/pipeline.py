@@ -338,43 +338,39 @@ def _holder() -> str:
 
 
 @contextlib.contextmanager
+def _held(path: Path, shared: bool, busy: Callable[[str], DataError]):
+    """Hold a lock on the file `path` while the block runs (shared or exclusive; an exclusive holder names itself in the
+    file, and clears it on release); `busy(holder)` is the error when another process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try: locked = _flock(f, shared)
+        except BlockingIOError:
+            f.seek(0)
+            raise busy(f.read().strip()) from None
+        if not shared: f.seek(0); f.truncate(); f.write(_holder()); f.flush()
+        try: yield
+        finally:
+            if not shared: f.seek(0); f.truncate(); f.flush()
+            if locked: fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_lock(run_dir: Path, shared: bool = False):
     """Hold `run_dir/.pipeline.lock` while the block runs; a `DataError` naming the holder when another pipeline has it.
     A whole pipeline holds it alone; the stage jobs of a Slurm-mode pipeline (`shared=True`) hold it together, each with
     its stage's own lock (`stage_lock`), so that no whole pipeline runs beside them."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / ".pipeline.lock", "a+") as f:
-        try: locked = _flock(f, shared)
-        except BlockingIOError:
-            f.seek(0)
-            held = f.read().strip() or "stage jobs of a Slurm-mode pipeline (`lapa pipeline status` lists them)"
-            raise DataError(f"another lapa pipeline ({held}) is running in this run folder: "
-                            "wait for it to end, or choose another run_dir", run_dir) from None
-        if not shared: f.seek(0); f.truncate(); f.write(_holder()); f.flush()
-        try: yield
-        finally:
-            if not shared: f.seek(0); f.truncate(); f.flush()   # (stage jobs find no name of a pipeline that ended)
-            if locked: fcntl.flock(f, fcntl.LOCK_UN)
+    def busy(held: str) -> DataError:
+        held = held or "stage jobs of a Slurm-mode pipeline (`lapa pipeline status` lists them)"
+        return DataError(f"another lapa pipeline ({held}) is running in this run folder: wait for it to end, or choose "
+                         "another run_dir", run_dir)
+    return _held(run_dir / ".pipeline.lock", shared, busy)
 
 
 # %% ../nbs/80_pipeline.ipynb #slock01
-@contextlib.contextmanager
 def stage_lock(run_dir: Path, stage: str):
     """Hold `run_dir/.locks/STAGE.lock` while one stage runs as a job of its own; a `DataError` naming the holder (its
     pid and Slurm job) when another process runs that stage. Outside the stage's folder, which the stage empties."""
-    path = run_dir / ".locks" / f"{stage}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        try: locked = _flock(f, shared=False)
-        except BlockingIOError:
-            f.seek(0)
-            raise DataError(f"stage {stage} is running in another process ({f.read().strip() or 'unnamed'}): wait for it to "
-                            "end, or cancel its job", run_dir) from None
-        f.seek(0); f.truncate(); f.write(_holder()); f.flush()
-        try: yield
-        finally:
-            f.seek(0); f.truncate(); f.flush()
-            if locked: fcntl.flock(f, fcntl.LOCK_UN)
+    return _held(run_dir / ".locks" / f"{stage}.lock", False, lambda held: DataError(
+        f"stage {stage} is running in another process ({held or 'unnamed'}): wait for it to end, or cancel its job", run_dir))
 
 
 # %% ../nbs/80_pipeline.ipynb #1e2410ca
