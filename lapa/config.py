@@ -23,16 +23,17 @@ from .core import MAX_ABS_VALUE, ConfigError, is_override
 from .provenance import redacted
 
 # %% auto #0
-__all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS',
-           'SLURM_TIME', 'NO_SUCH_KEY', 'Source', 'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral',
-           'neutral_defaults', 'SimConfig', 'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig',
-           'DataConfig', 'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch',
-           'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead',
-           'Normalization', 'FoundationModelConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch',
-           'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig',
-           'api_key_problem', 'ServeConfig', 'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig',
-           'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
-           'load_cfg', 'config_yaml', 'stage_dir']
+__all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LORA_PARTS', 'LORA_TRAINED', 'LORA_TARGETS',
+           'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'SLURM_TIME', 'NO_SUCH_KEY', 'Source', 'OnError',
+           'Strategy', 'Sharding', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig',
+           'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
+           'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig',
+           'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'LoRAConfig',
+           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
+           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'api_key_problem', 'ServeConfig',
+           'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
+           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'config_yaml',
+           'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -487,6 +488,35 @@ class FoundationModelConfig:
             p.append(("pretrained_path", "set either pretrained_path or vision_path/lm_path, not both"))
         return p
 
+# %% ../nbs/01_config.ipynb #lora01c
+LORA_PARTS, LORA_TRAINED = ("vision", "lm"), ("vision", "projector", "lm")   # trunk parts that take adapters / train in full
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]   # Llama, Gemma, Qwen2 attention and MLP
+
+
+@dataclass
+class LoRAConfig:
+    "Low-rank adapters in place of full training of the trunk: `rank` 0 trains every weight."
+    rank: int = 0                  # r of each adapter; 0: no adapters
+    alpha: float = 16.0            # the update is scaled by alpha / rank
+    dropout: float = 0.0           # on the adapter's input while training
+    target_modules: list[str] = field(default_factory=lambda: list(LORA_TARGETS))   # names of the adapted linear layers
+    parts: list[str] = field(default_factory=lambda: ["lm"])          # vision | lm: where adapters go; their own weights stay frozen
+    trained: list[str] = field(default_factory=lambda: ["projector"])  # vision | projector | lm: trained in full; the rest of the trunk stays frozen
+
+    def _problems(self):
+        p = [] if self.rank >= 0 else [("rank", f"must be >= 0, got {self.rank}")]
+        if not self.alpha > 0: p.append(("alpha", f"must be > 0, got {self.alpha}"))
+        if not 0 <= self.dropout < 1: p.append(("dropout", f"must be in [0, 1), got {self.dropout}"))
+        if not self.target_modules: p.append(("target_modules", "name at least one linear layer (e.g. q_proj)"))
+        for key, allowed in (("parts", LORA_PARTS), ("trained", LORA_TRAINED)):
+            bad = [x for x in getattr(self, key) if x not in allowed]
+            if bad: p.append((key, f"unknown part(s) {bad} (valid: {', '.join(allowed)})"))
+        if self.rank and not self.parts: p.append(("parts", "name the part(s) that get adapters (vision, lm)"))
+        both = sorted(set(self.parts) & set(self.trained))
+        if both: p.append(("trained", f"{both} also in parts: a part is adapted or trained in full, not both"))
+        return p
+
+
 # %% ../nbs/01_config.ipynb #fndcfg01c
 @dataclass
 class FoundationConfig:
@@ -501,6 +531,7 @@ class FoundationConfig:
     action_bins: int = 256         # bins per action dimension (action_head=bins), uniform over the data's q01..q99
     normalization: Normalization = Normalization.zscore   # of the state and (action_head=l1) the actions
     aux_latent_weight: float = 0.0  # > 0: the query positions also predict LAQ's latent tokens (needs a labelled dataset)
+    lora: LoRAConfig = field(default_factory=LoRAConfig)   # adapters for the pretraining stages (`finetune.lora`: the fine-tuning's)
 
     def _problems(self):
         p = [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
@@ -640,6 +671,7 @@ class FinetuneConfig:
     num_checkpoints: int = 2
     aux_latent_weight: float = 0.0    # > 0: the query positions also predict LAQ's codes of the labelled subset (every arm alike)
     trunk_frozen_samples: int = 0     # the first samples train only the head (action head, queries, state projection), then all
+    lora: LoRAConfig = field(default_factory=LoRAConfig)   # adapters for the fine-tuning (rank 0: every weight trains)
 
     def _problems(self):
         p = positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")

@@ -70,10 +70,11 @@ def finetune_dir(cfg) -> Path:
 # %% ../../nbs/32_finetune.ipynb #fb132995
 def finetune_cfg(cfg, dataset: str | Path) -> DictConfig:
     """The configuration of the fine-tuning run on `dataset`: action head, `foundation.init`, the auxiliary latent loss,
-    and `training` with `finetune`'s budget."""
+    the adapters (`finetune.lora` as `foundation.lora`) and `training` with `finetune`'s budget."""
     c = copy.deepcopy(cfg)
     updates = {"foundation.predict": "actions", "foundation.init": str(init_checkpoint(cfg)), "foundation.dataset": str(dataset),
                "foundation.aux_latent_weight": float(cfg.finetune.aux_latent_weight),
+               "foundation.lora": copy.deepcopy(cfg.finetune.lora),
                "training.datasets": [str(dataset)], "training.dataset_weights": None, "training.out_dir": str(finetune_dir(cfg)),
                "training.num_epochs": None, "training.allow_multiple_epochs": True,
                **{f"training.{k}": cfg.finetune[k] for k in FINETUNE_TRAINING}}

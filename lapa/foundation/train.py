@@ -33,6 +33,7 @@ from ..train import (NonFiniteWatch, StopRequest, autocast_dtype, cfg_get, compi
                         lightning_precision, resolve_accelerator, wandb_env, warmup_cosine)
 from .checkpoint import (STATE_VERSION, checkpoint_name, export_weights, load_checkpoint, load_ema, resolve_resume,
                                         run_identity, save_checkpoint)
+from .lora import add_lora, merge_lora
 from .model import foundation_datasets
 from ..loading import dataset_folder, seeded_rng
 from ..provenance import redacted
@@ -568,6 +569,10 @@ def _train_foundation(cfg, build_model, save_model, on_step, stage, stop: StopRe
     if meta and pretrained:   # the meta device holds no values: materialising initialises every weight afresh
         raise ConfigError(f"training.meta_init=true would discard the weights of {pretrained[0]}: "
                           "set training.meta_init=false to fine-tune a pretrained model")
+    lora, lora_key = OmegaConf.select(cfg, "foundation.lora"), "finetune.lora" if stage[1] == "finetune" else "foundation.lora"
+    if meta and lora is not None and lora.rank:   # adapters start at zero on weights that materialising would draw afresh
+        raise ConfigError(f"{lora_key}.rank={lora.rank} adapts the weights it starts from; training.meta_init=true draws them "
+                          "afresh: set training.meta_init=false")
 
     fabric = make_fabric(tc)
     fabric.launch()
@@ -577,6 +582,7 @@ def _train_foundation(cfg, build_model, save_model, on_step, stage, stop: StopRe
     fabric.seed_everything(int(tc.seed), verbose=False)
     with fabric.init_module(empty_init=meta):
         model = build_model(cfg, stats)
+    adapters = add_lora(model, lora, lora_key) if lora is not None else None   # before sharding: the blocks hold the adapters
     if strategy != Strategy.fsdp:                                  # (fsdp_parallelize does both before sharding)
         if tc.activation_checkpointing: checkpoint_blocks(model.blocks())
         if tc.compile: compile_blocks(model.blocks(), **compile_options(tc))
@@ -611,9 +617,10 @@ def _train_foundation(cfg, build_model, save_model, on_step, stage, stop: StopRe
     loop.history = history
     if inside is not None: inside["rng"] = loop.resume_inside(inside)
     n_params = sum(p.numel() for p in module.parameters())
+    n_trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
     if rank == 0:
-        log.info("foundation: %s parameters, %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
-                 f"{n_params:,}", strategy.value + (f" ({sharding})" if sharding else ""), fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
+        log.info("foundation: %s parameters (%s trainable), %s x %d rank(s), accum_freq %d, %d steps in %d windows of %d samples",
+                 f"{n_params:,}", f"{n_trainable:,}", strategy.value + (f" ({sharding})" if sharding else ""), fabric.world_size, plan.accum_freq, plan.total_steps, plan.num_windows,
                  plan.samples_per_window)
     t0, last, top_ups, launch_step, rss = time.time(), {}, 0, loop.global_step, None
     fmt = CheckpointFormat(tc.checkpoint_format)
@@ -643,13 +650,15 @@ def _train_foundation(cfg, build_model, save_model, on_step, stage, stop: StopRe
     peak_rss = _gather(peak_rss_mb() if rss is None else rss, fabric.world_size)   # (a collective: every rank gets there)
     state_mb = _gather(local_state_mb(module, optimizer, ema), fabric.world_size)
     summary = {"steps": loop.global_step, "samples": loop.samples_seen, "windows": plan.num_windows, "plan": asdict(plan),
-               "parameters": n_params, "strategy": strategy.value, "world_size": fabric.world_size, "sharding": sharding,
+               "parameters": n_params, "trainable_parameters": n_trainable, "lora": adapters, "strategy": strategy.value, "world_size": fabric.world_size, "sharding": sharding,
                "peak_rss_mb": peak_rss, "state_mb": state_mb,
                "seconds": seconds_before + time.time() - t0, "seconds_this_launch": time.time() - t0, "last": last, "history": loop.history,
                "resumed_from": str(resume) if resume else None, "wandb_id": run_id, "top_ups": top_ups}
     if rank == 0 and final_state:
         export = build_model(cfg, stats)
+        if adapters: add_lora(export, lora, lora_key)
         export.load_state_dict(final_state)
+        if adapters: merge_lora(export, adapters)   # a policy loads plain weights
         save_model(export, out_dir / "model")
         write_json(out_dir / "summary.json", summary)
         log.info("foundation: %d steps, %d samples in %.0f s; model in %s", loop.global_step, loop.samples_seen,
