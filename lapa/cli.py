@@ -55,6 +55,7 @@ VERBS: dict[tuple[str, ...], Verb] = {
     ("slurm", "submit"): Verb("lapa.jobs:slurm_submit", "write run_dir/slurm/JOB.sbatch, submit it with sbatch and print the job id", "", True),
     ("bench", "data"): Verb("lapa.bench.data:cli_bench_data", "loader samples/s beside the JPEG-decode limit and a file-per-frame reader"),
     ("bench", "laq"): Verb("lapa.bench.laq:cli_bench_laq", "LAQ training throughput (frame pairs/s) of each size preset"),
+    ("bench", "laq-loader"): Verb("lapa.bench.laq:cli_bench_laq_loader", "LAQ pairs/s through the trainer with the frames decoded by the loader's workers and on the device, beside the step alone"),
     ("bench", "train"): Verb("lapa.bench.train:cli_bench_train", "training-loop samples/s beside a bare PyTorch loop (and tokens/s, MFU on a GPU)"),
     ("bench", "low-level"): Verb("lapa.bench.low_level:cli_bench_low_level", "low-level prediction ms: regression head beside the flow head at 1..20 Euler steps"),
     ("bench", "eval"): Verb("lapa.bench.eval:cli_bench_eval", "closed-loop episodes/min: rendering every step beside rendering on request, in 1..N processes"),

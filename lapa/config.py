@@ -23,17 +23,17 @@ from .core import MAX_ABS_VALUE, ConfigError, is_override
 from .provenance import redacted
 
 # %% auto #0
-__all__ = ['NEUTRAL', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LORA_PARTS', 'LORA_TRAINED', 'LORA_TARGETS',
-           'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'SLURM_TIME', 'NO_SUCH_KEY', 'Source', 'OnError',
-           'Strategy', 'Sharding', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig', 'VideoSourceConfig',
-           'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig', 'ObservationConfig', 'LoaderConfig',
-           'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig', 'LAQLabelConfig', 'LAQReportConfig',
-           'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization', 'FoundationModelConfig', 'LoRAConfig',
-           'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch', 'LowLevelRun', 'FinetuneConfig',
-           'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig', 'api_key_problem', 'ServeConfig',
-           'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig', 'PipelineConfig', 'LapaConfig',
-           'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line', 'load_cfg', 'config_yaml',
-           'stage_dir']
+__all__ = ['NEUTRAL', 'DECODE_PLACES', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LORA_PARTS', 'LORA_TRAINED',
+           'LORA_TARGETS', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'SLURM_TIME', 'NO_SUCH_KEY', 'Source',
+           'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig',
+           'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
+           'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig',
+           'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
+           'FoundationModelConfig', 'LoRAConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch',
+           'LowLevelRun', 'FinetuneConfig', 'PolicyKind', 'PolicyConfig', 'BenchmarkConfig', 'TrainingConfig',
+           'api_key_problem', 'ServeConfig', 'server_problem', 'EvalConfig', 'slurm_seconds', 'SlurmConfig',
+           'PipelineConfig', 'LapaConfig', 'register_schema', 'unknown_keys', 'validate', 'conf_dir', 'one_line',
+           'load_cfg', 'config_yaml', 'stage_dir']
 
 # %% ../nbs/01_config.ipynb #8e753bf5
 class Source(str, Enum):
@@ -73,14 +73,20 @@ NEUTRAL = "lapa_neutral"
 
 
 def neutral(default: Any) -> Any:
-    "A schema field added after runs were made, whose `default` does what those runs did: at it, fingerprints ignore it."
+    """A schema field added after runs were made, whose `default` does what those runs did: at it, fingerprints ignore it.
+    A dataclass `default` (a group of settings) is the field's default factory; the group counts only away from its defaults."""
+    if is_dataclass(default): return field(default_factory=type(default), metadata={NEUTRAL: True})
     return field(default=default, metadata={NEUTRAL: True})
+
+
+def _neutral_default(f) -> Any:
+    return asdict(f.default_factory()) if f.default is MISSING else f.default
 
 
 def neutral_defaults(node: DictConfig, prefix: str = "") -> dict[str, Any]:
     "The dotted keys of the `neutral` fields in the structured config `node` and the configs it holds, with their defaults."
     kind = OmegaConf.get_type(node)
-    marked = {f.name: f.default for f in fields(kind) if f.metadata.get(NEUTRAL)} if is_dataclass(kind) else {}
+    marked = {f.name: _neutral_default(f) for f in fields(kind) if f.metadata.get(NEUTRAL)} if is_dataclass(kind) else {}
     out = {}
     for key, value in node.items_ex(resolve=False):
         if key in marked: out[f"{prefix}{key}"] = marked[key]
@@ -204,6 +210,9 @@ class ObservationConfig:
     state: str = "proprio"   # a state view the dataset declares (Meta-World: proprio = hand position + gripper), full, or none
 
 # %% ../nbs/01_config.ipynb #load01c
+DECODE_PLACES = ("workers", "device")   # where a batch's JPEG frames are decoded (`loader.decode`)
+
+
 @dataclass
 class LoaderConfig:
     "The WebDataset loader (`LAPADataModule`)."
@@ -214,11 +223,13 @@ class LoaderConfig:
     on_error: OnError = OnError.fail
     partial_batches: bool = False
     persistent_workers: bool = neutral(True)   # workers serve every pass of a loader instead of starting again each epoch
+    decode: str = neutral("workers")   # workers: the loader processes decode the JPEGs; device: the trainer does, on its device (nvJPEG on a GPU)
 
     def _problems(self):
         p = positive(self, "batch_size")
         if self.num_workers < 0: p.append(("num_workers", f"must be >= 0, got {self.num_workers}"))
         if self.shuffle_buffer < 0: p.append(("shuffle_buffer", f"must be >= 0, got {self.shuffle_buffer}"))
+        if self.decode not in DECODE_PLACES: p.append(("decode", f"must be one of {', '.join(DECODE_PLACES)}, got {self.decode!r}"))
         return p
 
 # %% ../nbs/01_config.ipynb #cfgs00c
@@ -463,7 +474,7 @@ FOUNDATION_SIZES = ("tiny", "small", "1b")  # presets of `lapa.foundation.model.
 class FoundationModelConfig:
     "The VLA's networks: a size preset (random init) or local Hugging Face folders; a field set here (not null) overrides the preset."
     size: str = "tiny"                     # tiny (tests, CPU demo) | small (larger, CPU) | 1b (GPU benchmarks)
-    # a local folder with `vision/` and `lm/` Hugging Face checkpoints, or one composite VLM (LLaVA, PaliGemma)
+    # a local folder with `vision/` and `lm/` Hugging Face checkpoints, or one composite VLM (LLaVA, PaliGemma 1/2, Idefics3, SmolVLM, Qwen2-VL, Qwen2.5-VL)
     pretrained_path: Optional[str] = None
     vision_path: Optional[str] = None      # a local vision tower (SigLIP, CLIP, ...) written by `save_pretrained`
     lm_path: Optional[str] = None          # a local causal LM (Llama, Qwen2, ...); its tokenizer is used when it has one
@@ -531,7 +542,7 @@ class FoundationConfig:
     action_bins: int = 256         # bins per action dimension (action_head=bins), uniform over the data's q01..q99
     normalization: Normalization = Normalization.zscore   # of the state and (action_head=l1) the actions
     aux_latent_weight: float = 0.0  # > 0: the query positions also predict LAQ's latent tokens (needs a labelled dataset)
-    lora: LoRAConfig = field(default_factory=LoRAConfig)   # adapters for the pretraining stages (`finetune.lora`: the fine-tuning's)
+    lora: LoRAConfig = neutral(LoRAConfig())   # adapters for the pretraining stages (`finetune.lora`: the fine-tuning's)
 
     def _problems(self):
         p = [] if self.action_bins >= 2 else [("action_bins", f"must be >= 2, got {self.action_bins}")]
@@ -671,7 +682,7 @@ class FinetuneConfig:
     num_checkpoints: int = 2
     aux_latent_weight: float = 0.0    # > 0: the query positions also predict LAQ's codes of the labelled subset (every arm alike)
     trunk_frozen_samples: int = 0     # the first samples train only the head (action head, queries, state projection), then all
-    lora: LoRAConfig = field(default_factory=LoRAConfig)   # adapters for the fine-tuning (rank 0: every weight trains)
+    lora: LoRAConfig = neutral(LoRAConfig())   # adapters for the fine-tuning (rank 0: every weight trains)
 
     def _problems(self):
         p = positive(self, "total_train_samples", "global_batch_size", "per_gpu_batch_size", "lr", "num_checkpoints")

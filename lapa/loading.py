@@ -15,31 +15,34 @@ import random
 import signal
 import tarfile
 import time
+import zlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
+import simplejpeg
 import torch
 import webdataset as wds
 from lightning.pytorch import Callback, LightningDataModule
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from .config import OnError
-from .core import STOP_SIGNALS, DataError, get_logger, read_jsonl
-from .shards import decode_sample, manifest_problem, read_dataset_meta, tar_members
+from .config import DECODE_PLACES, OnError
+from .core import STOP_SIGNALS, ConfigError, DataError, get_logger, load_npy_bytes, read_jsonl
+from .shards import REQUIRED_META, ImageSizeError, decode_jpeg, decode_sample, manifest_problem, read_dataset_meta, tar_members
 
 log = get_logger("lapa.loading")
 
 # %% auto #0
-__all__ = ['log', 'ARRAY_FIELDS', 'SAMPLE_LISTS', 'STACKS_SIGNAL', 'ShardEntry', 'dataset_folder', 'read_shards', 'sample_spec',
-           'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'read_shard', 'SkipCounter', 'split_by_node',
-           'split_by_worker', 'tar_samples', 'decode_checked', 'sample_mismatch', 'assemble', 'collate',
-           'concat_batches', 'split_batch', 'shm_free_bytes', 'shared_empty', 'FramePool', 'BatchBuilder',
-           'decode_batches', 'errors_to_batches', 'to_wire', 'from_wire', 'ShardList', 'ShardStream', 'stop_workers',
-           'init_loader_worker', 'kill_workers', 'stall_report', 'read_batches', 'with_last', 'PassPosition',
-           'ShardLoader', 'LAPADataModule', 'LoaderPosition']
+__all__ = ['log', 'ARRAY_FIELDS', 'JPEG_FIELDS', 'SAMPLE_LISTS', 'STACKS_SIGNAL', 'ShardEntry', 'dataset_folder', 'read_shards',
+           'sample_spec', 'conform', 'dist_info', 'seeded_rng', 'deal', 'epoch_order', 'read_shard', 'SkipCounter',
+           'split_by_node', 'split_by_worker', 'tar_samples', 'decode_checked', 'jpeg_sample', 'sample_mismatch',
+           'assemble', 'collate', 'jpeg_batch', 'concat_batches', 'split_batch', 'shm_free_bytes', 'shared_empty',
+           'FramePool', 'BatchBuilder', 'JpegBatchBuilder', 'decode_batches', 'errors_to_batches', 'to_wire',
+           'from_wire', 'ShardList', 'ShardStream', 'stop_workers', 'init_loader_worker', 'kill_workers',
+           'stall_report', 'read_batches', 'with_last', 'PassPosition', 'ShardLoader', 'cpu_frames', 'nvjpeg_frames',
+           'decode_frames', 'LAPADataModule', 'LoaderPosition']
 
 # %% ../nbs/12_loading.ipynb #71ebb4e6
 @dataclass(frozen=True)
@@ -198,15 +201,47 @@ def tar_samples(src: Iterable[ShardEntry], on_error: OnError, counter: SkipCount
             counter.skip(max(entry.num_samples - n, 0), str(e))
 
 # %% ../nbs/12_loading.ipynb #2012ff1a
-def decode_checked(raw: dict, spec: dict | None = None, frames: np.ndarray | None = None) -> dict:
-    """`lapa.shards.decode_sample` (into `frames`, if given) checked against `spec`; any failure is a `DataError` naming
-    the shard and sample."""
+def decode_checked(raw: dict, spec: dict | None = None, frames: np.ndarray | None = None, decode: bool = True) -> dict:
+    """`lapa.shards.decode_sample` (into `frames`, if given) checked against `spec`; with `decode=False`, `jpeg_sample`
+    (the JPEGs read, not decoded). Any failure is a `DataError` naming the shard and sample."""
     shard = raw.get("__shard__")
-    try: s = decode_sample(raw, shard, frames)
+    try: s = decode_sample(raw, shard, frames) if decode else jpeg_sample(raw, shard)
     except DataError: raise
     except Exception as e: raise DataError(f"cannot decode: {type(e).__name__}: {e}", shard, raw.get("__key__")) from e
     s["__shard__"], s["__dataset__"] = shard, raw.get("__dataset__")
     return conform(s, spec, shard) if spec is not None else s
+
+
+# %% ../nbs/12_loading.ipynb #jpegs01c
+def jpeg_sample(raw: dict, shard: str | None = None) -> dict:
+    """`lapa.shards.decode_sample`'s checks and fields without decoding the frames: `jpeg`, the bytes of frame t and
+    frame t+gap, and as `frames` a zero-stride placeholder `(2, H, W, 3)` of the size their headers give. Errors name
+    the shard and sample, in `decode_sample`'s words."""
+    key, shard = raw.get("__key__", "?"), shard or raw.get("__url__")
+    def fail(msg, e=None):
+        raise DataError(msg, shard, key) from e
+    for k in ("0.jpg", "1.jpg", "json"):
+        if k not in raw: fail(f"missing field {k!r} (has {sorted(x for x in raw if not x.startswith('__'))})")
+    try: meta = json.loads(raw["json"])
+    except Exception as e: fail(f"malformed JSON: {e}", e)
+    missing = [k for k in REQUIRED_META if k not in meta]
+    if missing: fail(f"JSON lacks {missing}")
+    for k, want in (meta.get("crc32") or {}).items():   # datasets written before checksums have none
+        if k in raw and zlib.crc32(raw[k]) != want:
+            fail(f"field {k!r} is damaged: its CRC-32 is {zlib.crc32(raw[k]):08x}, written as {want:08x}")
+    sizes = []
+    for k in ("0.jpg", "1.jpg"):
+        try: sizes.append(tuple(simplejpeg.decode_jpeg_header(raw[k])[:2]))
+        except Exception as e: fail(f"corrupt JPEG: {e}", e)
+    if sizes[0] != sizes[1]: fail(f"frame t is {sizes[0][0]}x{sizes[0][1]}, frame t+gap {sizes[1][0]}x{sizes[1][1]}")
+    out = {"__key__": key, "jpeg": (raw["0.jpg"], raw["1.jpg"]), "frames": np.broadcast_to(np.uint8(0), (2, *sizes[0], 3)),
+           "meta": meta}
+    for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):
+        if field_ in raw:
+            try: out[name] = load_npy_bytes(raw[field_], field_)
+            except DataError as e: fail(str(e), e)
+    return out
+
 
 # %% ../nbs/12_loading.ipynb #62205eee
 ARRAY_FIELDS = ("frames", "state", "action", "latent")
@@ -220,10 +255,11 @@ def sample_mismatch(first: dict, s: dict) -> str | None:
                  for k in fields if s[k].shape != first[k].shape), None)
 
 # %% ../nbs/12_loading.ipynb #124ad68a
-def assemble(samples: Sequence[dict], frames: torch.Tensor) -> dict:
+def assemble(samples: Sequence[dict], frames: torch.Tensor | None) -> dict:
     """The batch of `samples`, whose frames are already gathered in `frames` `(B, 2, H, W, 3)` uint8: `frames` becomes
-    the channels-first view `(B, 2, 3, H, W)` (no copy: the models convert on the device), the small arrays are stacked."""
-    batch = {"frames": frames.permute(0, 1, 4, 2, 3)}
+    the channels-first view `(B, 2, 3, H, W)` (no copy: the models convert on the device), the small arrays are stacked.
+    With `frames` None, the batch has no `frames` (`jpeg_batch`)."""
+    batch = {} if frames is None else {"frames": frames.permute(0, 1, 4, 2, 3)}
     for k in ("state", "action"):
         if k in samples[0]: batch[k] = torch.from_numpy(np.stack([s[k] for s in samples]).astype(np.float32, copy=False))
     if "latent" in samples[0]:
@@ -243,8 +279,24 @@ def collate(samples: Sequence[dict]) -> dict:
         if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
     return assemble(samples, torch.from_numpy(np.stack([s["frames"] for s in samples])))
 
+# %% ../nbs/12_loading.ipynb #jpegb01c
+JPEG_FIELDS = ("jpeg", "jpeg_sizes", "jpeg_shards")   # a batch's frames as JPEG bytes (`jpeg_batch`); `decode_frames` replaces them
+
+
+def jpeg_batch(samples: Sequence[dict]) -> dict:
+    """The batch of `jpeg_sample`s: what `assemble` gives but `frames`, whose JPEGs it holds instead: `jpeg`, one uint8
+    tensor of all their bytes end to end (sample 0's frame t, its frame t+gap, then sample 1's, ...), `jpeg_sizes`
+    `(B, 2)` int64, the byte count of each, and `jpeg_shards`, each sample's shard."""
+    blobs = [np.frombuffer(b, np.uint8) for s in samples for b in s["jpeg"]]
+    batch = assemble(samples, None)
+    batch.update(jpeg=torch.from_numpy(np.concatenate(blobs)),
+                 jpeg_sizes=torch.tensor([len(b) for b in blobs], dtype=torch.int64).view(-1, 2),
+                 jpeg_shards=[s.get("__shard__") for s in samples])
+    return batch
+
+
 # %% ../nbs/12_loading.ipynb #06ab262a
-SAMPLE_LISTS = ("keys", "instructions", "tasks", "datasets", "meta")   # a batch's per-sample lists, beside its tensors
+SAMPLE_LISTS = ("keys", "instructions", "tasks", "datasets", "meta", "jpeg_shards")   # a batch's per-sample lists, beside its tensors
 
 
 def concat_batches(a: dict, b: dict) -> dict:
@@ -255,10 +307,16 @@ def concat_batches(a: dict, b: dict) -> dict:
 
 
 def split_batch(b: dict, n: int) -> tuple[dict, dict | None]:
-    "The first `n` samples of `b` as one batch, and the rest as another (None when nothing is left)."
-    def part(s: slice, size: int) -> dict:
-        return {**{k: v[s] for k, v in b.items() if isinstance(v, torch.Tensor) or k in SAMPLE_LISTS}, "size": size}
-    return part(slice(None, n), n), (part(slice(n, None), b["size"] - n) if b["size"] > n else None)
+    """The first `n` samples of `b` as one batch, and the rest as another (None when nothing is left); a batch's JPEG
+    bytes (`jpeg_batch`) are cut after the first `n` samples' bytes."""
+    cut = int(b["jpeg_sizes"][:n].sum()) if "jpeg" in b else 0
+    def part(s: slice, size: int, nbytes: slice) -> dict:
+        out = {k: v[s] for k, v in b.items() if (isinstance(v, torch.Tensor) and k != "jpeg") or k in SAMPLE_LISTS}
+        if "jpeg" in b: out["jpeg"] = b["jpeg"][nbytes]
+        return {**out, "size": size}
+    return (part(slice(None, n), n, slice(None, cut)),
+            part(slice(n, None), b["size"] - n, slice(cut, None)) if b["size"] > n else None)
+
 
 # %% ../nbs/12_loading.ipynb #736a086e
 def shm_free_bytes(folder: str = "/dev/shm") -> int | None:
@@ -363,13 +421,43 @@ class BatchBuilder:
         self.samples, self.frames, self.places, self.slot = [], None, None, None
         return n
 
+# %% ../nbs/12_loading.ipynb #jpegbb0c
+class JpegBatchBuilder:
+    """`BatchBuilder`'s counterpart for frames decoded on the device: one batch at a time of samples checked without
+    decoding (`decode_checked(decode=False)`), handed out as a `jpeg_batch`."""
+
+    def __init__(self, batch_size: int, spec: dict | None = None):
+        self.batch_size, self.spec, self.samples = batch_size, spec, []
+
+    def __len__(self) -> int: return len(self.samples)
+
+    def add(self, raw: dict) -> None:
+        "Check `raw` and add it; a bad sample raises `DataError` naming it and is not added."
+        s = decode_checked(raw, self.spec, decode=False)
+        bad = sample_mismatch(self.samples[0], s) if self.samples else None
+        if bad: raise DataError(bad, s.get("__shard__"), s.get("__key__"))
+        self.samples.append(s)
+
+    def take(self) -> dict:
+        "The batch of the samples added so far; the next sample starts a new batch."
+        batch = jpeg_batch(self.samples) if self.samples else {"size": 0}
+        self.samples = []
+        return batch
+
+    def clear(self) -> int:
+        "Drop the samples added so far; return how many there were."
+        n, self.samples = len(self.samples), []
+        return n
+
+
 # %% ../nbs/12_loading.ipynb #cb29c402
 def decode_batches(src: Iterable[dict], batch_size: int, partial: bool, counter: SkipCounter, spec: dict | None = None,
                    on_error: OnError = OnError.fail, shared: bool = False, pool: FramePool | None = None,
-                   worker: int = 0) -> Iterator[dict]:
-    """Raw samples decoded and checked into batches (a `BatchBuilder`), each carrying the skip count since the previous
-    batch; a bad sample fails or is skipped and counted; a final size-0 batch carries what is left."""
-    builder = BatchBuilder(batch_size, spec, shared, pool, worker)
+                   worker: int = 0, decode: str = "workers") -> Iterator[dict]:
+    """Raw samples decoded and checked into batches (a `BatchBuilder`; with `decode="device"`, checked only, their
+    JPEGs kept: a `JpegBatchBuilder`), each carrying the skip count since the previous batch; a bad sample fails or is
+    skipped and counted; a final size-0 batch carries what is left."""
+    builder = BatchBuilder(batch_size, spec, shared, pool, worker) if decode == "workers" else JpegBatchBuilder(batch_size, spec)
     def emit(drop=False):
         skipped, reasons = counter.take()
         dropped = builder.clear() if drop else 0
@@ -424,19 +512,20 @@ class ShardList(IterableDataset):
 
 # %% ../nbs/12_loading.ipynb #0b2aac8f
 class ShardStream(IterableDataset):
-    """The WebDataset pipeline over `shards` for one rank and one epoch; each DataLoader worker builds its own copy.
+    """The WebDataset pipeline over `shards` for one rank and one epoch; each DataLoader worker builds its own copy
+    (`decode`: where the frames' JPEGs are decoded, `workers` or `device`: see `ShardLoader`).
     With `epoch_source` (a one-element shared-memory tensor) the epoch is read from it each time a pass starts, so
     persistent workers follow the epoch the main process sets."""
 
     def __init__(self, shards: Sequence[ShardEntry], batch_size: int, *, rank: int = 0, world_size: int = 1,
                  seed: int = 0, epoch: int = 0, shard_shuffle: bool = True, shuffle_buffer: int = 0,
                  on_error: OnError | str = OnError.fail, partial_batches: bool = True, spec: dict | None = None,
-                 epoch_source: torch.Tensor | None = None, pool: FramePool | None = None):
+                 epoch_source: torch.Tensor | None = None, pool: FramePool | None = None, decode: str = "workers"):
         super().__init__()
         self.shards, self.batch_size, self.rank, self.world_size = list(shards), batch_size, rank, world_size
         self.seed, self.epoch, self.shard_shuffle, self.shuffle_buffer = seed, epoch, shard_shuffle, shuffle_buffer
         self.on_error, self.partial_batches, self.spec = OnError(on_error), partial_batches, spec
-        self.epoch_source, self.pool = epoch_source, pool
+        self.epoch_source, self.pool, self.decode = epoch_source, pool, decode
 
     def current_epoch(self) -> int:
         "The epoch a pass starting now reads."
@@ -455,7 +544,8 @@ class ShardStream(IterableDataset):
             partial(tar_samples, on_error=self.on_error, counter=counter),
             buffer,
             partial(decode_batches, batch_size=self.batch_size, partial=self.partial_batches, counter=counter,
-                    spec=self.spec, on_error=self.on_error, shared=shared, pool=self.pool if shared else None, worker=worker),
+                    spec=self.spec, on_error=self.on_error, shared=shared, pool=self.pool if shared else None, worker=worker,
+                    decode=self.decode),
             errors_to_batches)
 
     def __iter__(self):
@@ -581,14 +671,18 @@ class ShardLoader(PassPosition):
     """Batches of `shards` through the WebDataset pipeline in a `DataLoader(batch_size=None)` with `num_workers`
     worker processes; one pass per epoch. Raises the workers' `DataError`s; counts what `on_error=skip` drops.
     With `persistent_workers` the worker processes outlive a pass and serve the next one (a pass left unfinished, an
-    error or `close()` ends them): a loader read for many short passes does not start its workers again each time."""
+    error or `close()` ends them): a loader read for many short passes does not start its workers again each time.
+    `decode`: `workers` decode the frames' JPEGs; `device` leaves them to the consumer (`decode_frames`), the workers
+    then only read and check the samples."""
 
     def __init__(self, shards: Sequence[ShardEntry], batch_size: int, *, rank: int | None = None,
                  world_size: int | None = None, num_workers: int = 0, seed: int = 0, epoch: int = 0,
                  shard_shuffle: bool = True, shuffle_buffer: int = 0, on_error: OnError | str = OnError.fail,
                  partial_batches: bool = True, spec: dict | None = None, equalize: bool = False,
-                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = False, name: str = "loader"):
+                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = False, name: str = "loader",
+                 decode: str = "workers"):
         if batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if decode not in DECODE_PLACES: raise ValueError(f"decode must be one of {', '.join(DECODE_PLACES)}, got {decode!r}")
         if pin_memory and not torch.accelerator.is_available():   # as DataLoader does: warn, and do without
             log.warning("%s: pin_memory needs an accelerator and none is available; batches stay in pageable memory", name)
             pin_memory = False
@@ -597,7 +691,7 @@ class ShardLoader(PassPosition):
         self.num_workers, self.seed, self.epoch = num_workers, seed, epoch
         self.shard_shuffle, self.shuffle_buffer, self.on_error = shard_shuffle, shuffle_buffer, OnError(on_error)
         self.partial_batches, self.spec, self.equalize = partial_batches, spec, equalize
-        self.timeout_s, self.pin_memory, self.name = timeout_s, pin_memory, name
+        self.timeout_s, self.pin_memory, self.name, self.decode = timeout_s, pin_memory, name, decode
         self.persistent_workers = bool(persistent_workers and num_workers)
         self._persistent: tuple[DataLoader, torch.Tensor] | None = None   # the DataLoader kept and the epoch it reads
         self.stats = dict(passes=0, batches=0, samples=0, skipped=0, dropped=0, reasons=[])
@@ -612,10 +706,10 @@ class ShardLoader(PassPosition):
 
     def frame_pool(self) -> FramePool | None:
         """New shared frame buffers for the workers of one DataLoader, or None without workers, without the frame size
-        (`spec`), or when they would take more than half of the free shared memory (then with a warning: a container's
-        small `/dev/shm` would otherwise end the workers with SIGBUS)."""
+        (`spec`), with frames decoded on the device, or when they would take more than half of the free shared memory
+        (then with a warning: a container's small `/dev/shm` would otherwise end the workers with SIGBUS)."""
         shape = (self.spec or {}).get("frames")
-        if not self.num_workers or not shape: return None
+        if not self.num_workers or not shape or self.decode != "workers": return None
         need, free = self.num_workers * self.frame_slots * self.batch_size * math.prod(shape), shm_free_bytes()
         if free is not None and need > free // 2:
             log.warning("%s: the frame pool would take %.0f MB of shared memory, /dev/shm has %.0f MB free: each batch "
@@ -630,7 +724,8 @@ class ShardLoader(PassPosition):
         return ShardStream(self.shards, self.batch_size, rank=self.rank, world_size=self.world_size, seed=self.seed,
                            epoch=self.epoch if epoch is None else epoch, shard_shuffle=self.shard_shuffle,
                            shuffle_buffer=self.shuffle_buffer, on_error=self.on_error,
-                           partial_batches=self.partial_batches, spec=self.spec, epoch_source=epoch_source, pool=pool)
+                           partial_batches=self.partial_batches, spec=self.spec, epoch_source=epoch_source, pool=pool,
+                           decode=self.decode)
 
     def plan(self, epoch: int | None = None) -> list[list[list[ShardEntry]]]:
         "The shards of every rank and worker (`[rank][worker]`) in `epoch` (default: the next pass)."
@@ -734,20 +829,73 @@ class ShardLoader(PassPosition):
         "What all passes so far delivered and skipped: passes, batches, samples, skipped, dropped, reasons."
         return {**self.stats, "reasons": list(self.stats["reasons"])}
 
+# %% ../nbs/12_loading.ipynb #decdev1c
+def _jpeg_error(batch: dict, n: int, e: Exception) -> DataError:
+    "A `DataError` naming the sample and shard of the `n`-th JPEG of a `jpeg_batch` (and which frame it is)."
+    i, j = divmod(n, 2)
+    return DataError(f"{j}.jpg: {e if isinstance(e, ImageSizeError) else f'corrupt JPEG: {e}'}", batch["jpeg_shards"][i], batch["keys"][i])
+
+
+def cpu_frames(batch: dict) -> torch.Tensor:
+    """The frames `(B, 2, 3, H, W)` uint8 of a `jpeg_batch`, decoded by simplejpeg as the workers decode them: into one
+    channels-last buffer, handed out as its channels-first view (the same tensor). Errors name the sample and shard."""
+    data, ends = batch["jpeg"].cpu().numpy(), batch["jpeg_sizes"].flatten().cumsum(0).tolist()
+    try: h, w = simplejpeg.decode_jpeg_header(data[:ends[0]])[:2]
+    except Exception as e: raise _jpeg_error(batch, 0, e) from e
+    frames = torch.empty((len(ends) // 2, 2, h, w, 3), dtype=torch.uint8)
+    places = frames.numpy()
+    for n, (start, end) in enumerate(zip([0, *ends[:-1]], ends)):
+        try: decode_jpeg(data[start:end], places[n // 2, n % 2])
+        except Exception as e: raise _jpeg_error(batch, n, e) from e
+    return frames.permute(0, 1, 4, 2, 3)
+
+
+# %% ../nbs/12_loading.ipynb #decdev2c
+def nvjpeg_frames(batch: dict, device: torch.device) -> torch.Tensor:
+    """The frames `(B, 2, 3, H, W)` uint8 of a `jpeg_batch` decoded on CUDA `device` by nvJPEG, the whole batch in one
+    call (`torchvision.io.decode_jpeg` on the list of JPEGs, views of the batch's one byte tensor). Where nvJPEG refuses
+    one, the batch is decoded on the CPU, which names the first JPEG that libjpeg-turbo refuses too."""
+    try: from torchvision.io import ImageReadMode, decode_jpeg as nvjpeg
+    except Exception as e:   # missing, or built for another torch ("operator torchvision::nms does not exist")
+        raise ConfigError("loader.decode=device decodes the frames on the GPU with torchvision.io.decode_jpeg (nvJPEG), and "
+                          f"torchvision does not import here ({type(e).__name__}: {e}): install the torchvision built for "
+                          f"this torch ({torch.__version__}), or set loader.decode=workers") from e
+    jpegs = list(batch["jpeg"].cpu().split(batch["jpeg_sizes"].flatten().tolist()))
+    try: images = nvjpeg(jpegs, mode=ImageReadMode.RGB, device=device)
+    except RuntimeError as e:
+        cpu_frames(batch)   # raises where libjpeg-turbo refuses a JPEG too, naming its sample
+        keys = batch["keys"]
+        raise DataError(f"nvJPEG cannot decode a JPEG of the batch ({e}), which libjpeg-turbo decodes", batch["jpeg_shards"][0],
+                        ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")) from e
+    return torch.stack(images).view(len(jpegs) // 2, 2, *images[0].shape)
+
+
+# %% ../nbs/12_loading.ipynb #decdev3c
+def decode_frames(batch: dict, device: str | torch.device | None = None) -> dict:
+    """`batch` with its frames decoded where it holds them as JPEG bytes (`loader.decode=device`, a `jpeg_batch`):
+    `frames` `(B, 2, 3, H, W)` uint8 on `device` (default: the CPU) in place of the `JPEG_FIELDS`, by nvJPEG on a CUDA
+    device (`nvjpeg_frames`), by simplejpeg elsewhere (`cpu_frames`, then moved). Any other batch comes back as it is."""
+    if "jpeg" not in batch: return batch
+    device = torch.device(device if device is not None else "cpu")
+    frames = nvjpeg_frames(batch, device) if device.type == "cuda" else cpu_frames(batch).to(device)
+    return {**{k: v for k, v in batch.items() if k not in JPEG_FIELDS}, "frames": frames}
+
+
 # %% ../nbs/12_loading.ipynb #f1abfcdb
 class LAPADataModule(LightningDataModule):
-    "Train and val loaders over one dataset folder's WebDataset shards (the `loader` config group)."
+    """Train and val loaders over one dataset folder's WebDataset shards (the `loader` config group; with
+    `decode="device"` the batches carry JPEG bytes, which the module decodes: `decode_frames`)."""
 
     def __init__(self, dataset_dir: str | os.PathLike, batch_size: int = 32, num_workers: int = 2,
                  shuffle_buffer: int = 1000, shard_shuffle: bool = True, on_error: OnError | str = OnError.fail,
                  partial_batches: bool = False, seed: int = 0, rank: int | None = None, world_size: int | None = None,
-                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = True):
+                 timeout_s: float = 300.0, pin_memory: bool = False, persistent_workers: bool = True, decode: str = "workers"):
         super().__init__()
         self.dataset_dir = dataset_folder(dataset_dir)
         self.batch_size, self.num_workers, self.shuffle_buffer = batch_size, num_workers, shuffle_buffer
         self.shard_shuffle, self.on_error, self.partial_batches = shard_shuffle, OnError(on_error), partial_batches
         self.seed, self.rank, self.world_size = seed, rank, world_size
-        self.timeout_s, self.pin_memory, self.persistent_workers = timeout_s, pin_memory, persistent_workers
+        self.timeout_s, self.pin_memory, self.persistent_workers, self.decode = timeout_s, pin_memory, persistent_workers, decode
         self.info: dict | None = None
         self._loaders: dict[str, ShardLoader] = {}
         self._train_position: dict | None = None   # a position loaded before the loaders exist
@@ -758,7 +906,7 @@ class LAPADataModule(LightningDataModule):
         lc = cfg.loader
         args = dict(batch_size=lc.batch_size, num_workers=lc.num_workers, shuffle_buffer=lc.shuffle_buffer,
                     shard_shuffle=lc.shard_shuffle, on_error=lc.on_error, partial_batches=lc.partial_batches,
-                    persistent_workers=lc.persistent_workers, seed=cfg.seed)
+                    persistent_workers=lc.persistent_workers, decode=lc.decode, seed=cfg.seed)
         return cls(dataset_dir, **{**args, **kw})
 
     def _dist(self) -> tuple[int, int]:
@@ -771,7 +919,8 @@ class LAPADataModule(LightningDataModule):
         self.info, _ = read_dataset_meta(self.dataset_dir)
         spec, (rank, world) = sample_spec(self.info), self._dist()
         common = dict(rank=rank, world_size=world, num_workers=self.num_workers, seed=self.seed, on_error=self.on_error,
-                      spec=spec, timeout_s=self.timeout_s, pin_memory=self.pin_memory, persistent_workers=self.persistent_workers)
+                      spec=spec, timeout_s=self.timeout_s, pin_memory=self.pin_memory, persistent_workers=self.persistent_workers,
+                      decode=self.decode)
         self._loaders["train"] = ShardLoader(
             read_shards(self.dataset_dir, "train"), self.batch_size, shard_shuffle=self.shard_shuffle,
             shuffle_buffer=self.shuffle_buffer, partial_batches=self.partial_batches, equalize=world > 1,
@@ -787,6 +936,11 @@ class LAPADataModule(LightningDataModule):
     def _loader(self, split: str) -> ShardLoader:
         if not self._loaders: self.setup()
         return self._loaders[split]
+
+    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        "A batch of JPEG bytes (`decode='device'`) decoded on the trainer's device (`decode_frames`), before Lightning moves it there."
+        if self.trainer is None or not isinstance(batch, dict): return batch
+        return decode_frames(batch, self.trainer.strategy.root_device)
 
     def train_dataloader(self) -> ShardLoader: return self._loader("train")
     def val_dataloader(self) -> ShardLoader: return self._loader("val")

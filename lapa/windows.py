@@ -269,10 +269,11 @@ class WindowPlanner:
 # %% ../nbs/12a_windows.ipynb #46fa65b1
 def window_loader(window: Window, batch_size: int, *, rank: int | None = None, world_size: int | None = None,
                   num_workers: int = 0, shuffle_buffer: int = 0, on_error: OnError | str = OnError.fail,
-                  timeout_s: float = 300.0, pin_memory: bool = False) -> ShardLoader:
+                  timeout_s: float = 300.0, pin_memory: bool = False, decode: str = "workers") -> ShardLoader:
     """This rank's loader of a window: the window's shards, shuffled by the window's seed, dealt to ranks and
-    workers so that every sample is read exactly once; full batches but the last. `rank_samples` gives every rank's count."""
+    workers so that every sample is read exactly once; full batches but the last. `rank_samples` gives every rank's count;
+    `decode`: where the JPEGs are decoded (`loader.decode`)."""
     return ShardLoader(window.shards, batch_size, rank=rank, world_size=world_size, num_workers=num_workers,
                        seed=window.seed, epoch=0, shard_shuffle=True, shuffle_buffer=shuffle_buffer, on_error=on_error,
                        partial_batches=True, spec=window.spec, equalize=False, timeout_s=timeout_s,
-                       pin_memory=pin_memory, name=f"window {window.index}")
+                       pin_memory=pin_memory, name=f"window {window.index}", decode=decode)

@@ -268,13 +268,18 @@ def _init_weights(cfg) -> dict:
     return {"init_weights_sha256": read_json(spec).get("weights_sha256")} if spec else {}
 
 
+def _without_idle_lora(foundation: dict) -> dict:
+    "`foundation`'s settings less `lora` at rank 0 (no adapters): a run made before the key existed is the same run."
+    return {k: v for k, v in foundation.items() if not (k == "lora" and not (v or {}).get("rank"))}
+
+
 def run_identity(cfg, datasets: Iterable[str | os.PathLike]) -> dict:
     """What makes a training run this run: the settings that decide its weights step by step (model, data, budget,
     optimiser, seed), not where it writes or logs or how many processes share it. Every checkpoint carries it, with the
     run folder, inside which paths count relative to it (`identity_diff`)."""
     plain = lambda node: OmegaConf.to_container(node, resolve=True, enum_to_str=True)
     return {"training": {k: v for k, v in plain(cfg.training).items() if k not in IDENTITY_VOLATILE},
-            "foundation": plain(cfg.foundation), "observation": plain(cfg.observation),
+            "foundation": _without_idle_lora(plain(cfg.foundation)), "observation": plain(cfg.observation),
             "latents": [int(cfg.laq.num_tokens), int(cfg.laq.codebook_size)],
             "loader": {"shuffle_buffer": int(cfg.loader.shuffle_buffer), "on_error": str(cfg.loader.on_error)},
             "datasets": [str(Path(p).resolve()) for p in datasets], **_init_weights(cfg),

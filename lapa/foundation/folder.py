@@ -17,7 +17,7 @@ from ..config import FoundationPredict
 from ..core import ConfigError, DataError, file_sha256, get_logger, is_int, read_json, write_json
 from ..train import carry_over, check_state_indices, read_weights, replace_folder, save_safetensors, staging_folder
 from ..transforms import check_norm_stats
-from .parts import TOKENIZER_FILES, byte_tokenizer, pretrained_tokenizer
+from .parts import TOKENIZER_FILES, byte_tokenizer, pretrained_tokenizer, vlm_family
 
 log = get_logger("lapa.foundation.folder")
 
@@ -111,6 +111,8 @@ def check_foundation_info(info: Any, spec: Path) -> dict:
         d = _field(info, part, spec)
         if not isinstance(d, dict) or not isinstance(d.get("model_type"), str):
             raise DataError(f"{part} must be a Hugging Face model config (an object with a model_type)", spec)
+    try: vlm_family(info.get("family"))   # none: a checkpoint written before families, LLaVA's layout
+    except DataError as e: raise DataError(str(e), spec) from None
     if info["vision"].get("image_size", info["image_size"]) != info["image_size"]:
         raise DataError(f"image_size {info['image_size']} differs from the vision tower's image_size "
                         f"{repr(info['vision']['image_size'])[:60]}", spec)
@@ -178,6 +180,10 @@ def start_from(model, folder: str | os.PathLike, key: str = "foundation.init") -
     "Load the foundation checkpoint in `folder` into `model` (a `FoundationVLA`): the whole trunk and the heads it holds (checked); a report."
     from transformers import ByT5Tokenizer
     info, state, folder = read_foundation(folder)
+    theirs, mine = vlm_family(info.get("family")).spec(), model.family.spec()
+    if theirs != mine:
+        raise ConfigError(f"{key}: {folder} holds a VLA of the family {theirs}, this model's is {mine} "
+                          "(foundation.model must describe the checkpoint's architecture)")
     for part, ours in (("vision", model.vision.config), ("lm", model.lm.config)):
         for f in ARCH_FIELDS:
             theirs, mine = info[part].get(f), getattr(ours, f, None)

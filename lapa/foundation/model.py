@@ -5,6 +5,7 @@
 # %% ../../nbs/30_foundation.ipynb #621f0f44
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,16 +19,16 @@ from ..core import ConfigError, DataError, get_logger, read_json
 from ..train import cfg_get, load_weights, pretrained_folder
 from huggingface_hub import PyTorchModelHubMixin
 from ..transforms import MIN_STD, NormStats, compose, floor_spread, model_transforms
-from .parts import (byte_tokenizer, hf_folder, image_norm, is_vlm_folder, model_from_config_dict, pretrained_lm,
-                                   pretrained_tokenizer, pretrained_vision, pretrained_vlm, random_lm, random_vision)
+from .parts import (VLMFamily, byte_tokenizer, causal_lm, folder_family, hf_folder, image_norm, is_vlm_folder, layer_list,
+                                   lm_input_scale, model_from_config_dict, positions, pretrained_lm, pretrained_tokenizer,
+                                   pretrained_vision, pretrained_vlm, random_lm, random_vision, reset_module, vlm_family)
 from .folder import (ACTION_HEADS, FORMAT, WEIGHTS, folder_tokenizer, model_spec, read_foundation, save_foundation,
                                     spec_file, start_from)
 
 # %% auto #0
-__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'TRUNK', 'foundation_arch', 'layer_list', 'num_image_tokens', 'ActionBins',
-           'as_images', 'LatentHead', 'ActionChunkHead', 'positions', 'FoundationVLA', 'foundation_dataset',
-           'foundation_datasets', 'action_spec', 'start_projector', 'build_foundation', 'count_foundation_params',
-           'load_foundation']
+__all__ = ['log', 'FOUNDATION_PRESETS', 'ARCH_KEYS', 'TRUNK', 'foundation_arch', 'num_image_tokens', 'ActionBins', 'as_images',
+           'LatentHead', 'ActionChunkHead', 'FoundationVLA', 'foundation_dataset', 'foundation_datasets', 'action_spec',
+           'start_projector', 'build_foundation', 'count_foundation_params', 'load_foundation']
 
 # %% ../../nbs/30_foundation.ipynb #88c1e492
 log = get_logger("lapa.foundation.model")
@@ -61,19 +62,10 @@ def foundation_arch(model_cfg: Any = None) -> dict:
         raise ConfigError(f"foundation.model.lm_heads={arch['lm_heads']} is not a multiple of lm_kv_heads={arch['lm_kv_heads']}")
     return arch
 
-# %% ../../nbs/30_foundation.ipynb #aadb82ee
-def layer_list(module: nn.Module) -> nn.ModuleList:
-    "The transformer layers of a Hugging Face model (`encoder.layers`, `layers`, `encoder.layer`, ...)."
-    for name, m in module.named_modules():
-        if isinstance(m, nn.ModuleList) and name.rsplit(".", 1)[-1] in ("layers", "layer", "h"): return m
-    raise ConfigError(f"cannot find the transformer layers of {type(module).__name__}")
-
 # %% ../../nbs/30_foundation.ipynb #f405c31d
-def num_image_tokens(vision: nn.Module) -> int:
-    "How many feature vectors the vision tower gives per image (patches, plus a class token for CLIP-like towers)."
-    c = vision.config
-    n = (c.image_size // c.patch_size) ** 2
-    return n + 1 if c.model_type.startswith("clip") else n
+def num_image_tokens(vision: nn.Module, family: VLMFamily | None = None, image_size: int | None = None) -> int:
+    "How many LM positions an image takes: one per feature of the tower (LLaVA's layout), or what `family` makes of them."
+    return (family or VLMFamily()).image_tokens(vision, int(image_size or vision.config.image_size))
 
 # %% ../../nbs/30_foundation.ipynb #75f4043e
 class ActionBins:
@@ -177,11 +169,6 @@ class ActionChunkHead(nn.Module):
         "The normalised chunk `(B, horizon, dim)` float32 of the head's output (bins: the centres of the likeliest)."
         return out.float() if self.grid is None else self.grid.decode(out.argmax(-1))
 
-# %% ../../nbs/30_foundation.ipynb #80f8abcc
-def positions(mask: torch.Tensor) -> torch.Tensor:
-    "Position ids that skip the padding of an attention mask."
-    return (mask.long().cumsum(1) - 1).clamp_(min=0)
-
 # %% ../../nbs/30_foundation.ipynb #a4d5bed9
 def _batch_frames(batch: dict) -> tuple[torch.Tensor, list[str]]:
     "Frame t (contiguous, as `split_pair` gives it) and the instructions of a loader batch, checked."
@@ -218,7 +205,8 @@ def _batch_array(batch: dict, key: str, ndim: int, last: int, what: str) -> torc
 # %% ../../nbs/30_foundation.ipynb #7c491026
 class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=["lapa", "vla", "robotics"]):
     """A vision tower, a projector and a causal LM with a latent head (pretraining) or an action-chunk head
-    (`spec['predict']`). `spec` is the JSON-serialisable description `save_foundation` writes. Shared the Hugging Face
+    (`spec['predict']`), fitted together as their family says (`spec['family']`; none: LLaVA's layout). `spec` is the
+    JSON-serialisable description `save_foundation` writes. Shared the Hugging Face
     way: `save_pretrained(folder)` / `FoundationVLA.from_pretrained(folder or hub id)` (`config.json`, `model.safetensors`,
     the tokenizer's files, a model card)."""
     trunk_prefixes = ("vision.", "projector.", "lm.")   # what pretraining trains and fine-tuning keeps; the rest are heads
@@ -232,12 +220,17 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
 
     def __init__(self, spec: dict, vision: nn.Module, lm: nn.Module, tokenizer: Any):
         super().__init__()
-        self.spec, self.vision, self.lm, self.tokenizer = spec, vision, lm, tokenizer
+        self.spec, self.vision, self.lm, self.tokenizer = spec, vision, causal_lm(lm), tokenizer   # the heads read it causally
         self.predict = FoundationPredict(spec["predict"])
         self.image_size, self.max_text_len = int(spec["image_size"]), int(spec["max_text_len"])
-        self.num_image_tokens = num_image_tokens(vision)
-        dv, dl = vision.config.hidden_size, lm.config.hidden_size
-        self.projector = nn.Sequential(nn.Linear(dv, dl), nn.GELU(), nn.Linear(dl, dl))
+        self.family = vlm_family(spec.get("family"))
+        self.num_image_tokens = self.family.image_tokens(vision, self.image_size)
+        self.tower_tokens = self.family.tower_tokens(vision, self.image_size)
+        self.input_scale = lm_input_scale(lm)
+        # the LM's key-value cache argument: `cache` in transformers 5.x (`past_key_values` is deprecated there), `past_key_values` in 4.56
+        self._cache_kw = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
+        dl = lm.config.hidden_size
+        self.projector = self.family.projector(vision, lm)   # the family's form (Qwen2-VL: the merger, out of the tower)
         lat, act = spec.get("latent"), spec.get("action")
         if self.predict == FoundationPredict.latents and (act is not None or not lat):
             raise DataError("a foundation spec with predict=latents needs a latent entry and no action entry")
@@ -265,7 +258,8 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
 
     @torch.no_grad()
     def _init_own(self) -> None:
-        for m in (self.projector[0], self.projector[2], self.latent, self.state_proj, self.action):
+        reset_module(self.projector)
+        for m in (self.latent, self.state_proj, self.action):
             if m is not None: m.reset_parameters()
         self.image_mean.copy_(torch.tensor(self.spec["image_mean"]).view(1, 3, 1, 1))
         self.image_std.copy_(torch.tensor(self.spec["image_std"]).view(1, 3, 1, 1))
@@ -276,7 +270,7 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         from torch.distributed.tensor import DTensor, distribute_tensor
         for m in self.modules():   # transformers marks modules it initialised once (on the meta device too) and skips them
             if getattr(m, "_is_hf_initialized", False): m._is_hf_initialized = False
-        self.vision.init_weights(); self.lm.init_weights(); self._init_own()
+        self.vision.init_weights(); self.family.after_init(self.vision); self.lm.init_weights(); self._init_own()
         # older transformers (4.56) leave position ids and rotary frequencies as `to_empty` left them, and zero a padding
         # row by indexing the weight, which on a sharded weight (a DTensor) zeroes a copy: measured with torch 2.9
         with torch.no_grad():
@@ -293,7 +287,7 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
                     if isinstance(getattr(m, "original_inv_freq", None), torch.Tensor): m.original_inv_freq = inv_freq.clone()
 
     @property
-    def device(self) -> torch.device: return self.projector[0].weight.device
+    def device(self) -> torch.device: return next(self.projector.parameters()).device
 
     @property
     def head_tokens(self) -> int:
@@ -306,19 +300,20 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         return self.num_image_tokens + self.max_text_len + self.head_tokens
 
     def blocks(self) -> list[nn.Module]:
-        "The transformer blocks (vision layers, then LM decoder layers): the units for `fully_shard` and checkpointing."
-        return list(layer_list(self.vision)) + list(layer_list(self.lm))
+        "The transformer blocks (the tower's, as its family names them, then the LM's decoder layers): the units for `fully_shard` and checkpointing."
+        return self.family.blocks(self.vision) + list(layer_list(self.lm))
 
     def num_params(self) -> int: return sum(p.numel() for p in self.parameters())
 
     @property
     def flops_per_sample(self) -> int:
-        "Training flops of one sample: `6 · params · tokens` per part (vision + projector, LM decoder, heads)."
+        "Training flops of one sample: `6 · params · tokens` per part (tower per patch, projector per image token, LM decoder, heads)."
         count = lambda m: sum(p.numel() for p in m.parameters()) if m is not None else 0
         lm_body = count(self.lm) - count(self.lm.get_input_embeddings())
         heads = count(self.latent.out) * self.num_tokens if self.action is None else \
             count(self.action.out) + count(self.state_proj) + (count(self.latent.out) * self.num_tokens if self.aux_latent_weight else 0)
-        return 6 * ((count(self.vision) + count(self.projector)) * self.num_image_tokens + lm_body * self.tokens_per_sample + heads)
+        return 6 * (count(self.vision) * self.tower_tokens + count(self.projector) * self.num_image_tokens
+                    + lm_body * self.tokens_per_sample + heads)
 
     def encode_inputs(self, images: Any, instructions: Sequence[str]) -> dict:
         "`pixels` ready for the vision tower and the tokenised instructions (`text_ids`, `text_mask`), on the model's device."
@@ -356,15 +351,24 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
 
     def prefix(self, pixels: torch.Tensor, text_ids: torch.Tensor, text_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         "Input embeddings and attention mask of `[image][instruction]`."
-        img = self.projector(self.vision(pixel_values=pixels).last_hidden_state)
+        img = self._own(self.family.features(self.vision, self.projector, pixels))
         txt = self.lm.get_input_embeddings()(text_ids).to(img.dtype)
         return torch.cat([img, txt], 1), torch.cat([text_mask.new_ones(len(img), img.shape[1]), text_mask], 1)
 
+    def _own(self, x: torch.Tensor) -> torch.Tensor:
+        "An embedding the LM did not make (the image's, a head's token) as the LM's input (`lm_input_scale`)."
+        return x if self.input_scale == 1.0 else x * self.input_scale
+
+    def position_ids(self, mask: torch.Tensor) -> torch.Tensor:
+        "The LM's position ids of `[image][instruction][head]` under `mask`: 1-d, or as the family places the image (Qwen2-VL's M-RoPE)."
+        return self.family.positions(mask, self.vision, self.image_size)
+
     def _run(self, emb: torch.Tensor, mask: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
         "The LM's hidden states at the `extra` positions appended after the prompt."
-        emb = torch.cat([emb, extra.to(emb.dtype)], 1)
+        emb = torch.cat([emb, self._own(extra.to(emb.dtype))], 1)
         mask = torch.cat([mask, mask.new_ones(extra.shape[:2])], 1)
-        return self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=positions(mask), use_cache=False).last_hidden_state[:, -extra.shape[1]:]
+        return self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=self.position_ids(mask),
+                       use_cache=False).last_hidden_state[:, -extra.shape[1]:]
 
     def logits(self, pixels: torch.Tensor, text_ids: torch.Tensor, text_mask: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         "Teacher-forced logits `(B, num_tokens, vocab)` of the latent `target` tokens."
@@ -403,17 +407,17 @@ class FoundationVLA(nn.Module, PyTorchModelHubMixin, library_name="lapa", tags=[
         "Greedy latent `(indices (B, num_tokens) int64, logits (B, num_tokens, vocab) float32)`, with the LM's key-value cache."
         x = self.encode_inputs(images, instructions)
         emb, mask = self.prefix(x["pixels"], x["text_ids"], x["text_mask"])
-        emb, mask = torch.cat([emb, self.latent.boa(len(emb)).to(emb.dtype)], 1), torch.cat([mask, mask.new_ones(len(mask), 1)], 1)
-        pos = positions(mask)
+        emb, mask = torch.cat([emb, self._own(self.latent.boa(len(emb)).to(emb.dtype))], 1), torch.cat([mask, mask.new_ones(len(mask), 1)], 1)
+        pos = self.position_ids(mask)
         out = self.lm(inputs_embeds=emb, attention_mask=mask, position_ids=pos, use_cache=True)
         idx, logits = [], []
         for i in range(self.num_tokens):
             lg = self.latent.out(out.last_hidden_state[:, -1]).float()
             logits.append(lg); idx.append(lg.argmax(-1))
             if i == self.num_tokens - 1: break
-            mask, pos = torch.cat([mask, mask.new_ones(len(mask), 1)], 1), pos[:, -1:] + 1
-            out = self.lm(inputs_embeds=self.latent.embed(idx[-1])[:, None].to(emb.dtype), attention_mask=mask,
-                          position_ids=pos, past_key_values=out.past_key_values, use_cache=True)
+            mask, pos = torch.cat([mask, mask.new_ones(len(mask), 1)], 1), pos[..., -1:] + 1
+            out = self.lm(inputs_embeds=self._own(self.latent.embed(idx[-1])[:, None].to(emb.dtype)), attention_mask=mask,
+                          position_ids=pos, use_cache=True, **{self._cache_kw: getattr(out, self._cache_kw)})
         return torch.stack(idx, 1), torch.stack(logits, 1)
 
     def predict_latents(self, images: Any, instructions: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -474,17 +478,10 @@ def action_spec(cfg: Any, stats: dict | None) -> tuple[dict, dict | None]:
 
 # %% ../../nbs/30_foundation.ipynb #c67050a5
 def start_projector(model: FoundationVLA, projector: nn.Module) -> bool:
-    "Start `model`'s projector from a VLM's LLaVA-style one (`linear_1`, GELU, `linear_2`) when the shapes agree."
-    theirs, ours = (getattr(projector, "linear_1", None), getattr(projector, "linear_2", None)), (model.projector[0], model.projector[2])
-    if not all(isinstance(t, nn.Linear) and t.weight.shape == o.weight.shape for t, o in zip(theirs, ours)):
-        log.info("the VLM's projector (%s) does not fit: the projector starts at random", type(projector).__name__)
-        return False
-    with torch.no_grad():
-        for t, o in zip(theirs, ours):
-            o.weight.copy_(t.weight)
-            if t.bias is not None: o.bias.copy_(t.bias)
-            else: o.bias.zero_()
-    return True
+    "Start `model`'s projector from a VLM's `projector` (of the model's family) when the shapes agree; else leave it at random."
+    if model.family.start_projector(model.projector, projector): return True
+    log.info("the VLM's projector (%s) does not fit: the projector starts at random", type(projector).__name__)
+    return False
 
 # %% ../../nbs/30_foundation.ipynb #d2c6b793
 def _pretrained_paths(mc: Any) -> tuple[Path | None, Path | None]:
@@ -507,9 +504,11 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     arch = foundation_arch(mc)
     key = "foundation.model.pretrained_path" if cfg_get(mc, "pretrained_path") else None
     lm = projector = None
+    family = VLMFamily()   # LLaVA's layout: random or separate parts, or a LLaVA folder
     with torch.random.fork_rng(devices=[]):   # the trunk's random weights depend on init_seed only: every arm starts from the same VLM
         torch.manual_seed(int(cfg_get(mc, "init_seed", 0) or 0))
         if key and is_vlm_folder(cfg_get(mc, "pretrained_path")):   # one VLM folder: its tower, LM, projector and tokenizer
+            family = folder_family(cfg_get(mc, "pretrained_path"), key)
             vision, lm, projector = pretrained_vlm(cfg_get(mc, "pretrained_path"), key)
             vpath = lpath = Path(cfg_get(mc, "pretrained_path")).expanduser()
         else:
@@ -520,12 +519,10 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
             if lpath: log.warning("%s has no tokenizer files: using the byte-level tokenizer with this LM's embedding", lpath)
             tokenizer = byte_tokenizer()
         if lm is None: lm = pretrained_lm(lpath, key or "foundation.model.lm_path") if lpath else random_lm(arch, len(tokenizer))
-    if vpath and cfg_get(mc, "image_size") and int(cfg_get(mc, "image_size")) != vision.config.image_size:
-        raise ConfigError(f"foundation.model.image_size={cfg_get(mc, 'image_size')} differs from the pretrained tower's "
-                          f"{vision.config.image_size} ({vpath})")
-    mean, std = image_norm(vpath)
+    image_size = family.image_size(vision, cfg_get(mc, "image_size") if vpath else None, arch["image_size"], vpath)
+    mean, std = image_norm(vpath, (family.image_mean, family.image_std))
     aux = float(cfg_get(fc, "aux_latent_weight", 0.0) or 0.0)
-    spec = dict(format=FORMAT, predict=predict.value, image_size=vision.config.image_size, image_mean=mean, image_std=std,
+    spec = dict(format=FORMAT, predict=predict.value, family=family.spec(), image_size=image_size, image_mean=mean, image_std=std,
                 max_text_len=int(cfg_get(mc, "max_text_len", 64)), size=cfg_get(mc, "size", "tiny"),
                 vision_path=str(vpath) if vpath else None, lm_path=str(lpath) if lpath else None, latent=None, action=None,
                 state=None, aux_latent_weight=aux if predict == FoundationPredict.actions else 0.0)
@@ -535,7 +532,7 @@ def build_foundation(cfg: Any, stats: dict | None = None) -> FoundationVLA:
     model = FoundationVLA(spec, vision, lm, tokenizer)   # the projector and the heads: from the caller's random state
     if projector is not None: start_projector(model, projector)
     init = cfg_get(fc, "init")
-    if init and not model.projector[0].weight.is_meta: model.spec["init"] = start_from(model, init)
+    if init and not next(model.projector.parameters()).is_meta: model.spec["init"] = start_from(model, init)
     return model
 
 # %% ../../nbs/30_foundation.ipynb #8006fcc8
@@ -548,7 +545,8 @@ def load_foundation(folder: str | os.PathLike, device: str | torch.device = "cpu
     "A foundation VLA (eval mode) from a folder written by `save_foundation`; no training code or config needed."
     info, state, folder = read_foundation(folder)
     spec, tok = model_spec(info), folder_tokenizer(info, folder)
-    build = lambda: FoundationVLA(spec, model_from_config_dict(info["vision"]), model_from_config_dict(info["lm"]), tok)
+    family = vlm_family(spec.get("family"))   # its tower is rebuilt the family's way (Qwen2-VL's by class)
+    build = lambda: FoundationVLA(spec, family.tower(info["vision"]), model_from_config_dict(info["lm"]), tok)
     model = load_weights(build, state, folder / info.get("weights", WEIGHTS), spec_file(folder)).to(device).eval()
     model.weights_sha256 = info.get("weights_sha256")   # the identity of these weights (lapa.train.weights_sha256)
     return model

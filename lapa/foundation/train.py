@@ -35,7 +35,7 @@ from .checkpoint import (STATE_VERSION, checkpoint_name, export_weights, load_ch
                                         run_identity, save_checkpoint)
 from .lora import add_lora, merge_lora
 from .model import foundation_datasets
-from ..loading import dataset_folder, seeded_rng
+from ..loading import dataset_folder, decode_frames, seeded_rng
 from ..provenance import redacted
 from ..windows import Budget, WindowPlanner, budget_from_cfg, load_sources, window_loader
 from ..transforms import read_stats
@@ -399,6 +399,9 @@ class StepLoop:
         fabric, model, n = self.fabric, self.model, len(micro_batches)
         total = torch.zeros((), device=fabric.device)
         for i, mb in enumerate(micro_batches):
+            if "jpeg" in mb:   # loader.decode=device: the frames' JPEGs are decoded here, on the device (nvJPEG on a GPU)
+                mb = decode_frames(mb, fabric.device)
+                self.timer.lap("decode")
             mb = {k: v.to(fabric.device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in mb.items()}
             sync_off = fabric.world_size > 1 and i < n - 1
             with fabric.no_backward_sync(model, enabled=True) if sync_off else contextlib.nullcontext():
@@ -517,7 +520,7 @@ def _loader_factory(cfg, plan: RunPlan, fabric) -> Callable:
     return lambda window: window_loader(window, plan.per_gpu_batch_size, rank=fabric.global_rank, world_size=fabric.world_size,
                                         num_workers=cfg.loader.num_workers if tc.num_workers is None else int(tc.num_workers),
                                         shuffle_buffer=int(cfg.loader.shuffle_buffer), on_error=cfg.loader.on_error,
-                                        pin_memory=fabric.device.type == "cuda")
+                                        pin_memory=fabric.device.type == "cuda", decode=str(cfg.loader.decode))
 
 
 def _start_wandb(cfg, out_dir: Path, run_id: str):

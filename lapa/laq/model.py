@@ -524,12 +524,14 @@ def evaluate_batch(model: LAQModel, frame_t: torch.Tensor, frame_t1: torch.Tenso
 # %% ../../nbs/20_laq.ipynb #f114c946
 @torch.no_grad()
 def evaluate_laq(model: LAQModel, batches: Any, max_batches: int = 8, device: str | torch.device | None = None) -> dict:
-    "Mean MSEs (own codes, shuffled codes, copy baseline) over up to `max_batches` loader batches, and the code use over all of them."
+    """Mean MSEs (own codes, shuffled codes, copy baseline) over up to `max_batches` loader batches, and the code use over
+    all of them; a batch of JPEG bytes (`loader.decode=device`) is decoded on `device` first (`lapa.loading.decode_frames`)."""
+    from lapa.loading import decode_frames
     device = device or next(model.parameters()).device
     sums, n, codes = {"recon_mse": 0.0, "shuffled_mse": 0.0, "copy_mse": 0.0}, 0, []
     for i, batch in enumerate(batches):
         if i >= max_batches: break
-        ft, ft1 = (x.to(device) for x in split_pair(batch))
+        ft, ft1 = (x.to(device) for x in split_pair(decode_frames(batch, device)))
         m = evaluate_batch(model, ft, ft1)
         for k in sums: sums[k] += float(m[k]) * len(ft)
         n += len(ft); codes.append(m["indices"].cpu())
