@@ -15,7 +15,6 @@ import random
 import signal
 import tarfile
 import time
-import zlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,8 +28,9 @@ from lightning.pytorch import Callback, LightningDataModule
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from .config import DECODE_PLACES, OnError
-from .core import STOP_SIGNALS, ConfigError, DataError, get_logger, load_npy_bytes, read_jsonl
-from .shards import REQUIRED_META, ImageSizeError, decode_jpeg, decode_sample, manifest_problem, read_dataset_meta, tar_members
+from .core import STOP_SIGNALS, ConfigError, DataError, get_logger, read_jsonl
+from .shards import (ImageSizeError, add_arrays, checked_fields, decode_jpeg, decode_sample,
+                         manifest_problem, read_dataset_meta, tar_members)
 
 log = get_logger("lapa.loading")
 
@@ -217,18 +217,7 @@ def jpeg_sample(raw: dict, shard: str | None = None) -> dict:
     """`lapa.shards.decode_sample`'s checks and fields without decoding the frames: `jpeg`, the bytes of frame t and
     frame t+gap, and as `frames` a zero-stride placeholder `(2, H, W, 3)` of the size their headers give. Errors name
     the shard and sample, in `decode_sample`'s words."""
-    key, shard = raw.get("__key__", "?"), shard or raw.get("__url__")
-    def fail(msg, e=None):
-        raise DataError(msg, shard, key) from e
-    for k in ("0.jpg", "1.jpg", "json"):
-        if k not in raw: fail(f"missing field {k!r} (has {sorted(x for x in raw if not x.startswith('__'))})")
-    try: meta = json.loads(raw["json"])
-    except Exception as e: fail(f"malformed JSON: {e}", e)
-    missing = [k for k in REQUIRED_META if k not in meta]
-    if missing: fail(f"JSON lacks {missing}")
-    for k, want in (meta.get("crc32") or {}).items():   # datasets written before checksums have none
-        if k in raw and zlib.crc32(raw[k]) != want:
-            fail(f"field {k!r} is damaged: its CRC-32 is {zlib.crc32(raw[k]):08x}, written as {want:08x}")
+    key, meta, fail = checked_fields(raw, shard)
     sizes = []
     for k in ("0.jpg", "1.jpg"):
         try: sizes.append(tuple(simplejpeg.decode_jpeg_header(raw[k])[:2]))
@@ -236,11 +225,7 @@ def jpeg_sample(raw: dict, shard: str | None = None) -> dict:
     if sizes[0] != sizes[1]: fail(f"frame t is {sizes[0][0]}x{sizes[0][1]}, frame t+gap {sizes[1][0]}x{sizes[1][1]}")
     out = {"__key__": key, "jpeg": (raw["0.jpg"], raw["1.jpg"]), "frames": np.broadcast_to(np.uint8(0), (2, *sizes[0], 3)),
            "meta": meta}
-    for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):
-        if field_ in raw:
-            try: out[name] = load_npy_bytes(raw[field_], field_)
-            except DataError as e: fail(str(e), e)
-    return out
+    return add_arrays(raw, out, fail)
 
 
 # %% ../nbs/12_loading.ipynb #62205eee

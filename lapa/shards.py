@@ -14,7 +14,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import simplejpeg
@@ -33,8 +33,9 @@ __all__ = ['log', 'VIEWS', 'SCHEMA_VERSION', 'STATE_VIEW_FULL', 'STATE_VIEW_NONE
            'episode_rng', 'pair_starts', 'encode_jpeg', 'action_chunk', 'sample_key', 'with_checksums', 'pair_sample',
            'add_field', 'split_episodes', 'tar_writer', 'write_shard', 'shard_row', 'ShardSink', 'warn_outliers',
            'array_stats', 'ShardSettings', 'write_dataset', 'state_indices', 'tar_members', 'iter_tar_samples',
-           'ImageSizeError', 'decode_jpeg', 'decode_sample', 'VerifyReport', 'dataset_info_problem', 'manifest_problem',
-           'split_count_problems', 'read_dataset_meta', 'stats_problems', 'verify_dataset']
+           'ImageSizeError', 'decode_jpeg', 'checked_fields', 'add_arrays', 'decode_sample', 'VerifyReport',
+           'dataset_info_problem', 'manifest_problem', 'split_count_problems', 'read_dataset_meta', 'stats_problems',
+           'verify_dataset']
 
 # %% ../nbs/11_shards.ipynb #48f810a5
 def gap_in_frames(seconds: float, fps: float) -> int:
@@ -411,9 +412,9 @@ def decode_jpeg(b: bytes, out: np.ndarray | None = None) -> np.ndarray:
     return img
 
 
-def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None = None) -> dict:
-    """Decode a raw WebDataset sample into `frames` (2, H, W, 3) uint8 (into the given `frames` array, if any), `meta`
-    (dict) and, where present, `state` (S,) and `action` (H, A) float32. Errors name the shard and sample."""
+def checked_fields(raw: dict, shard: str | None = None) -> tuple[str, dict, Callable]:
+    """A raw sample's checks before its frames are decoded (fields, JSON, required keys, CRC-32): `(key, meta, fail)`,
+    `fail(msg, e=None)` raising the `DataError` that names the shard and sample."""
     key, shard = raw.get("__key__", "?"), shard or raw.get("__url__")
     def fail(msg, e=None):
         raise DataError(msg, shard, key) from e
@@ -426,17 +427,29 @@ def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None
     for k, want in (meta.get("crc32") or {}).items():   # datasets written before checksums have none
         if k in raw and zlib.crc32(raw[k]) != want:
             fail(f"field {k!r} is damaged: its CRC-32 is {zlib.crc32(raw[k]):08x}, written as {want:08x}")
+    return key, meta, fail
+
+
+def add_arrays(raw: dict, out: dict, fail: Callable) -> dict:
+    "`out` with the sample's `state`, `action` and `latent` arrays where `raw` has them (`.npy`, no pickle)."
+    for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):
+        if field_ in raw:
+            try: out[name] = load_npy_bytes(raw[field_], field_)
+            except DataError as e: fail(str(e), e)
+    return out
+
+
+def decode_sample(raw: dict, shard: str | None = None, frames: np.ndarray | None = None) -> dict:
+    """Decode a raw WebDataset sample into `frames` (2, H, W, 3) uint8 (into the given `frames` array, if any), `meta`
+    (dict) and, where present, `state` (S,) and `action` (H, A) float32. Errors name the shard and sample."""
+    key, meta, fail = checked_fields(raw, shard)
     try:
         if frames is None: frames = np.stack([decode_jpeg(raw["0.jpg"]), decode_jpeg(raw["1.jpg"])])
         else: decode_jpeg(raw["0.jpg"], frames[0]); decode_jpeg(raw["1.jpg"], frames[1])
     except ImageSizeError as e: fail(str(e), e)
     except Exception as e: fail(f"corrupt JPEG: {e}", e)
     out = {"__key__": key, "frames": frames, "meta": meta}
-    for field_, name in (("state.npy", "state"), ("action.npy", "action"), ("latent.npy", "latent")):
-        if field_ in raw:
-            try: out[name] = load_npy_bytes(raw[field_], field_)
-            except DataError as e: fail(str(e), e)
-    return out
+    return add_arrays(raw, out, fail)
 
 # %% ../nbs/11_shards.ipynb #ab576c3f
 @dataclass
