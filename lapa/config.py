@@ -26,7 +26,7 @@ from .provenance import redacted
 __all__ = ['NEUTRAL', 'DECODE_PLACES', 'LAQ_RUN_FIELDS', 'LAQModelConfig', 'FOUNDATION_SIZES', 'LORA_PARTS', 'LORA_TRAINED',
            'LORA_TARGETS', 'LOW_LEVEL_DATA_FIELDS', 'LowLevelConfig', 'INITS', 'SLURM_TIME', 'NO_SUCH_KEY', 'Source',
            'OnError', 'Strategy', 'Sharding', 'CheckpointFormat', 'neutral', 'neutral_defaults', 'SimConfig',
-           'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'DataConfig',
+           'VideoSourceConfig', 'LeRobotSourceConfig', 'ShardConfig', 'LabelledConfig', 'PoolConfig', 'DataConfig',
            'ObservationConfig', 'LoaderConfig', 'Quantizer', 'ArchSpec', 'prime_factors', 'LAQArch', 'LAQTrainConfig',
            'LAQLabelConfig', 'LAQReportConfig', 'LAQConfig', 'FoundationPredict', 'ActionHead', 'Normalization',
            'FoundationModelConfig', 'LoRAConfig', 'FoundationConfig', 'LowLevelHead', 'ActionLoss', 'LowLevelArch',
@@ -184,6 +184,23 @@ class LabelledConfig:
 
     def _problems(self): return positive(self, "episodes_per_task")
 
+# %% ../nbs/01_config.ipynb #pool01c
+@dataclass
+class PoolConfig:
+    """The video pool (the `video` view's episodes), apart from the action-labelled episodes of `data.sim`. Env seed i
+    of a task is `data.sim.seed_start + i`, as for those episodes, so a pool of the same tasks and camera holds them."""
+    tasks: Optional[list[str]] = None        # null: data.sim.tasks; else task names or a benchmark (MT50)
+    other_tasks_only: bool = False           # leave data.sim.tasks (the tasks the policies are tested on) out of the pool
+    episodes_per_task: Optional[int] = None  # null: data.sim.episodes_per_task
+    camera: Optional[str] = None             # null: data.sim.camera (Meta-World: corner, corner2, corner3, corner4, topview, ...)
+
+    def _problems(self):
+        p = [] if self.episodes_per_task is None or self.episodes_per_task >= 1 else [
+            ("episodes_per_task", f"must be >= 1 or null, got {self.episodes_per_task}")]
+        if self.tasks is not None and not self.tasks: p.append(("tasks", "must name at least one task or benchmark, or be null"))
+        return p
+
+
 # %% ../nbs/01_config.ipynb #data01c
 @dataclass
 class DataConfig:
@@ -195,12 +212,19 @@ class DataConfig:
     lerobot: LeRobotSourceConfig = field(default_factory=LeRobotSourceConfig)
     shard: ShardConfig = field(default_factory=ShardConfig)
     labelled: LabelledConfig = field(default_factory=LabelledConfig)
+    pool: PoolConfig = neutral(PoolConfig())   # the video pool; at its defaults, the action-labelled episodes
 
     def _problems(self):
         if self.source == Source.videos and not self.videos.folder:
             return [("videos.folder", "must be set when data.source=videos")]
         if self.source == Source.lerobot and not self.lerobot.root:
             return [("lerobot.root", "must be set when data.source=lerobot (the folder holding meta/info.json)")]
+        if self.source != Source.metaworld and self.pool != PoolConfig():
+            return [("pool", f"a video pool apart from the action-labelled episodes needs data.source=metaworld, got {self.source.value}")]
+        n, s = self.pool.episodes_per_task, self.sim
+        if self.source == Source.metaworld and n is not None and s.seed_start <= s.eval_seed_start < s.seed_start + n:
+            return [("pool.episodes_per_task", f"{n} episodes from seed {s.seed_start} reach the evaluation seeds "
+                     f"(data.sim.eval_seed_start={s.eval_seed_start})")]
         return []
 
 # %% ../nbs/01_config.ipynb #obs01c

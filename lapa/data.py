@@ -6,19 +6,22 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from .config import Source
-from .core import DataError, get_logger
+from .config import PoolConfig, Source
+from .core import ConfigError, DataError, get_logger, write_json
 from .shards import ShardSettings, split_episodes, state_indices, verify_dataset, write_dataset
 
 log = get_logger("lapa.data")
 
 # %% auto #0
-__all__ = ['log', 'episodes_dir', 'dataset_dir', 'source_digest', 'data_gen', 'data_shard', 'data_build', 'data_verify']
+__all__ = ['log', 'POOL_DIR', 'episodes_dir', 'dataset_dir', 'source_digest', 'pool_is_default', 'PoolPart', 'pool_parts',
+           'pool_index', 'pool_gen', 'data_gen', 'data_shard', 'data_build', 'data_verify']
 
 # %% ../nbs/13_data.ipynb #71290163
 def episodes_dir(cfg: DictConfig) -> Path:
@@ -47,6 +50,86 @@ def source_digest(cfg: DictConfig) -> str | None:
         h.update(f"{p}\t{st and st.st_size}\t{st and st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
+# %% ../nbs/13_data.ipynb #pool13a
+POOL_DIR = "pool"   # data.out_dir/pool/: the pool's episodes that are not action-labelled episodes
+
+
+def pool_is_default(cfg: DictConfig) -> bool:
+    "Whether `data.pool` is at its defaults: the video view holds exactly the action-labelled episodes."
+    return OmegaConf.to_container(cfg.data.pool) == asdict(PoolConfig())
+
+
+@dataclass(frozen=True)
+class PoolPart:
+    "Episodes of the video pool from one folder (relative to `data.out_dir`): `tasks` x env seeds `seeds` seen by `camera`."
+    folder: str
+    tasks: tuple[str, ...]
+    seed_start: int
+    episodes_per_task: int
+    camera: str
+    rendered: bool   # False: the action-labelled episodes themselves
+
+    @property
+    def seeds(self) -> range: return range(self.seed_start, self.seed_start + self.episodes_per_task)
+
+    def as_json(self) -> dict: return dict(asdict(self), tasks=list(self.tasks))
+
+
+# %% ../nbs/13_data.ipynb #pool13b
+def pool_parts(cfg: DictConfig) -> list[PoolPart]:
+    "The parts of the run's video pool (`data.pool`) in the order the data stage writes them."
+    from lapa.sim import resolve_tasks
+    s, p = cfg.data.sim, cfg.data.pool
+    tested = resolve_tasks(list(s.tasks))
+    tasks = resolve_tasks(list(p.tasks)) if p.tasks is not None else tested
+    if p.other_tasks_only: tasks = [t for t in tasks if t not in tested]
+    if not tasks: raise ConfigError(f"data.pool: no task left once data.sim.tasks {tested} are left out (other_tasks_only)")
+    n, camera = int(p.episodes_per_task or s.episodes_per_task), str(p.camera or s.camera)
+    shared = tuple(t for t in tasks if t in tested) if camera == s.camera else ()
+    rest = tuple(t for t in tasks if t not in shared)
+    parts = [PoolPart(".", shared, s.seed_start, min(n, s.episodes_per_task), camera, False)] if shared else []
+    if shared and n > s.episodes_per_task:
+        parts.append(PoolPart(f"{POOL_DIR}/more_seeds", shared, s.seed_start + s.episodes_per_task, n - s.episodes_per_task, camera, True))
+    if rest: parts.append(PoolPart(f"{POOL_DIR}/rendered", rest, s.seed_start, n, camera, True))
+    return parts
+
+
+# %% ../nbs/13_data.ipynb #pool13c
+def pool_index(cfg: DictConfig) -> list[dict]:
+    """The episode index rows of the run's video pool, each with its part's `folder`, part by part; a part the data stage
+    has not rendered is named."""
+    from lapa.sim import read_episode_index
+    d, rows = episodes_dir(cfg), []
+    for part in pool_parts(cfg):
+        rows += [dict(r, folder=part.folder) for r in read_episode_index(d / part.folder)
+                 if r["task"] in part.tasks and int(r["seed"]) in part.seeds]
+    if not rows: raise DataError("the video pool holds no episode (the expert failed on every seed?)", d / "pool.json")
+    return rows
+
+
+# %% ../nbs/13_data.ipynb #pool13d
+def pool_gen(cfg: DictConfig) -> dict:
+    """Render the parts of the video pool that are not action-labelled episodes into `data.out_dir/pool/` (removing what
+    an earlier pool left there) and write `pool.json`: each part with the episodes it kept. Its contents."""
+    from lapa import sim
+    d, s, t0 = episodes_dir(cfg), cfg.data.sim, time.time()
+    parts = pool_parts(cfg)
+    if (d / POOL_DIR).exists():
+        for old in (d / POOL_DIR).iterdir():
+            if all(part.folder != f"{POOL_DIR}/{old.name}" for part in parts): shutil.rmtree(old)
+    for part in parts:
+        if part.rendered:
+            sim.generate_episodes(d / part.folder, tasks=list(part.tasks), episodes_per_task=part.episodes_per_task,
+                                  seed_start=part.seed_start, image_size=s.image_size, camera=part.camera, max_steps=s.max_steps,
+                                  steps_after_success=s.steps_after_success, keep_failed=s.keep_failed, workers=s.workers)
+    rows = pool_index(cfg)
+    kept = lambda part: sum(r["folder"] == part.folder for r in rows)
+    out = dict(default=pool_is_default(cfg), episodes=len(rows), seconds=round(time.time() - t0, 1),
+               parts=[dict(part.as_json(), kept=kept(part)) for part in parts])
+    write_json(d / "pool.json", out)
+    return out
+
+
 # %% ../nbs/13_data.ipynb #14f2649d
 def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:
     "Generate the episodes of `cfg.data` into `data.out_dir`; return the generation summary."
@@ -58,6 +141,7 @@ def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:
                                         seed_start=s.seed_start, image_size=s.image_size, camera=s.camera,
                                         max_steps=s.max_steps, steps_after_success=s.steps_after_success,
                                         keep_failed=s.keep_failed, workers=s.workers)
+        summary["pool"] = pool_gen(cfg)
     elif cfg.data.source == "lerobot":
         from lapa.lerobot import episodes_from_lerobot
         r = cfg.data.lerobot
@@ -74,7 +158,7 @@ def data_gen(cfg: DictConfig, args: list[str] | None = None) -> dict:
 # %% ../nbs/13_data.ipynb #e398b229
 def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict]:
     "Write every view of `data.shard.views` from the run's episodes; return their `dataset.json` contents."
-    from lapa.sim import STATE_VIEWS, load_episodes, read_episode_index
+    from lapa.sim import STATE_VIEWS, load_episodes, read_episode_index, shuffled_rows
     d = episodes_dir(cfg)
     index = read_episode_index(d)
     if not index: raise DataError("no episodes to shard: run `lapa data gen` first", d / "episodes.jsonl")
@@ -87,12 +171,28 @@ def data_shard(cfg: DictConfig, args: list[str] | None = None) -> dict[str, dict
         extra = dict(source=Source(cfg.data.source).value, episodes=str(d))
         if cfg.data.source == Source.metaworld: extra["state_views"] = STATE_VIEWS   # what a policy may see of the state
         if cfg.data.source == Source.lerobot: extra["state_views"] = _lerobot_views(cfg)
-        infos[view] = write_dataset(load_episodes(d, shuffle_seed=cfg.data.shard.episode_shuffle_seed), dataset_dir(cfg, view), view, settings, splits, extra_info=extra)
+        episodes, view_splits = load_episodes(d, shuffle_seed=cfg.data.shard.episode_shuffle_seed), splits
+        if view == "video" and not pool_is_default(cfg):   # the video pool's episodes, split among themselves
+            rows = pool_index(cfg)
+            pool_tasks = {}
+            for row in rows: pool_tasks.setdefault(row["task"], []).append(row["episode_id"])
+            view_splits = split_episodes(pool_tasks, cfg.data.shard.val_fraction)
+            episodes = (_load_episode(d / row["folder"], row) for row in shuffled_rows(rows, cfg.data.shard.episode_shuffle_seed))
+            extra["pool"] = [part.as_json() for part in pool_parts(cfg)]
+        infos[view] = write_dataset(episodes, dataset_dir(cfg, view), view, settings, view_splits, extra_info=extra)
         if view == "actions":   # the state view the policies will read must be there: say so now, not after LAQ and pretraining
             state_indices(infos[view], str(cfg.observation.state), dataset_dir(cfg, view) / "dataset.json")
         print(f"{view}: " + ", ".join(f"{k} {v['num_samples']} pairs in {v['num_shards']} shards"
                                       for k, v in infos[view]["splits"].items()) + f" -> {dataset_dir(cfg, view)}")
     return infos
+
+
+def _load_episode(folder: Path, row: dict):
+    "The episode of an index row of `folder`; a missing file is named."
+    from lapa.core import Episode
+    path = folder / row["path"]
+    if not path.exists(): raise DataError(f"episode {row['episode_id']!r} listed in the pool's index is missing", path)
+    return Episode.load(path)
 
 
 def _lerobot_views(cfg: DictConfig) -> dict | None:

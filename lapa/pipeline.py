@@ -151,7 +151,7 @@ def _stage_folder(stage: str) -> Callable[[DictConfig], Path]:
 def _rd(cfg) -> Path: return Path(cfg.run_dir)
 
 # %% ../nbs/80_pipeline.ipynb #b218873d
-_DATA_KEYS = ("data.source", "data.out_dir", "data.sim", "data.videos", "data.lerobot", "data.shard")
+_DATA_KEYS = ("data.source", "data.out_dir", "data.sim", "data.videos", "data.lerobot", "data.shard", "data.pool")
 _LAQ_KEYS = ("seed", "loader", "laq.num_tokens", "laq.codebook_size", "laq.dataset", "laq.model", "laq.train")
 _VLM_KEYS = ("foundation.model", "laq.num_tokens", "laq.codebook_size")
 _PRETRAIN_KEYS = ("seed", "loader", "foundation", "training", "observation", "laq.num_tokens", "laq.codebook_size")

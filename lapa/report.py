@@ -21,8 +21,8 @@ log = get_logger("lapa.report")
 
 # %% auto #0
 __all__ = ['log', 'REPORT_NOTEBOOK', 'read_csv_metrics', 'metric_series', 'arm_outcomes', 'success_figure', 'scaling_figure',
-           'curves_figure', 'report_markdown', 'video_run_markdown', 'write_report', 'report_parts', 'show_report',
-           'run_report_notebook']
+           'curves_figure', 'arm_data', 'report_markdown', 'video_run_markdown', 'write_report', 'report_parts',
+           'show_report', 'run_report_notebook']
 
 # %% ../nbs/80a_report.ipynb #repnb0c
 REPORT_NOTEBOOK = "81_run_report"   # the chapter that shows a run's report, executed into the run folder
@@ -150,8 +150,19 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
     elif b.task_rule:   # the experiment's rule names other tasks: it says nothing of how these were chosen
         lines.append("| how they were chosen | given with `data.sim.tasks` (not the tasks of the experiment's rule, "
                      "`benchmark.task_rule`; set it to state this run's) |")
-    lines += [f"| video pool (LAQ, latent pretraining) | {gen.get('kept', '?')} expert episodes ({cfg.data.sim.episodes_per_task} per task, "
-              f"env seeds from {cfg.data.sim.seed_start}); train {n_train.get('train', '?')}, val {n_train.get('val', '?')} |",
+    pool = gen.get("pool") or {}
+    if pool and not pool.get("default", True):
+        what = "; ".join(f"{', '.join(t.replace('-v3', '') for t in q['tasks'])}: env seeds {q['seed_start']}..{q['seed_start'] + q['episodes_per_task'] - 1}, "
+                         f"camera {q['camera']}, {q['kept']} kept" + ("" if q["rendered"] else " (the action-labelled episodes)") for q in pool["parts"])
+        lines.append(f"| video pool (LAQ, latent pretraining) | {pool['episodes']} expert episodes apart from the action-labelled ones ({what}); "
+                     f"train {n_train.get('train', '?')}, val {n_train.get('val', '?')} |")
+        lines.append(f"| action-labelled episodes (ActionVLA, the labelled subset's source) | {gen.get('kept', '?')} "
+                     f"({cfg.data.sim.episodes_per_task} per task, env seeds from {cfg.data.sim.seed_start}, camera {cfg.data.sim.camera}) |")
+    else:
+        lines.append(f"| video pool (LAQ, latent pretraining) | {gen.get('kept', '?')} expert episodes ({cfg.data.sim.episodes_per_task} per task, "
+                     f"env seeds from {cfg.data.sim.seed_start}); train {n_train.get('train', '?')}, val {n_train.get('val', '?')}: "
+                     "the action-labelled episodes |")
+    lines += [
               f"| labelled episodes per task | {cfg.data.labelled.episodes_per_task}, drawn from the training episodes by each training seed |",
               f"| training seeds | {list(b.seeds)} (subset draw, head initialisation, data order) |",
               f"| test seeds | {len(plan['seeds'])} per task, {plan['seeds'][0]}..{plan['seeds'][-1]}, the same for every arm and seed |",
@@ -160,6 +171,52 @@ def _protocol_lines(cfg: DictConfig, gen: dict, vid: dict, expert: dict) -> list
               f"{fails} failures |",
               f"| what a policy sees | the {cfg.data.sim.image_size} px image, the instruction, the state view `{cfg.observation.state}` |", ""]
     return lines
+
+# %% ../nbs/80a_report.ipynb #armdata0c
+def _train_episodes(view: Path) -> dict:
+    "The training split's episodes of a dataset view: how many, and their tasks."
+    eps = (_read(view / "dataset.json").get("splits") or {}).get("train", {}).get("episodes", [])
+    return dict(episodes=len(eps), tasks=sorted({e["task"] for e in eps}))
+
+
+def arm_data(cfg: DictConfig) -> dict[str, dict]:
+    """Per arm of the benchmark, read from the run folder: the data of its pretraining (`None` for scratch) and of its
+    fine-tuning, each with its labels, cameras and training samples (`None` where a stage has not run)."""
+    from omegaconf import OmegaConf
+    from lapa.foundation.finetune import finetune_dir
+    rd, data = Path(cfg.run_dir), Path(cfg.data.out_dir)
+    samples = lambda stage: _read(stage / "summary.json").get("samples")
+    cameras = sorted({q["camera"] for q in _read(data / "pool.json").get("parts", [])} or {cfg.data.sim.camera})
+    pretraining = {"scratch": None,
+                   "lapa": dict(_train_episodes(data / "video"), labels="none: LAQ's latent actions", cameras=cameras,
+                                stages=["laq", "foundation"], samples=samples(rd / "foundation")),
+                   "action_vla": dict(_train_episodes(data / "actions"), labels="actions", cameras=[str(cfg.data.sim.camera)],
+                                      stages=["action_vla"], samples=samples(rd / "action_vla"))}
+    n = int(cfg.data.labelled.episodes_per_task)
+    out = {}
+    for arm in cfg.benchmark.arms:
+        if arm not in pretraining: continue
+        runs = [finetune_dir(OmegaConf.merge(cfg, {"seed": int(s), "finetune": {"init": arm, "out_dir": None}})) for s in cfg.benchmark.seeds]
+        out[arm] = dict(pretraining=pretraining[arm],
+                        finetuning=dict(episodes_per_task=n, labels="actions", samples=[samples(r) for r in runs]))
+    return out
+
+
+def _arm_data_lines(data: dict[str, dict]) -> list[str]:
+    "The report's table of what each arm saw."
+    def pre(d):
+        if d is None: return "none (fine-tuned from the initial VLM)", "-"
+        return (f"{d['episodes']} training episodes of {len(d['tasks'])} tasks ({', '.join(t.replace('-v3', '') for t in d['tasks'])}), "
+                f"camera {', '.join(d['cameras'])}; labels: {d['labels']}"), (f"{d['samples']:,}" if d["samples"] is not None else "not run")
+    lines = ["## What each arm saw", "", "| arm | pretraining data | pretraining samples | fine-tuning data | fine-tuning samples per seed |",
+             "|---|---|---|---|---|"]
+    for arm, d in data.items():
+        what, n = pre(d["pretraining"]); ft = d["finetuning"]
+        per = ", ".join(f"{s:,}" if s is not None else "not run" for s in ft["samples"])
+        lines.append(f"| {ARM_NAMES.get(arm, arm)} | {what} | {n} | the labelled subset ({ft['episodes_per_task']} per task), "
+                     f"with {ft['labels']} | {per} |")
+    return lines + [""]
+
 
 # %% ../nbs/80a_report.ipynb #repmd1c
 def _stage_lines(times: list[dict], numbers: dict) -> list[str]:
@@ -267,8 +324,10 @@ def report_markdown(cfg: DictConfig, times: list[dict], outcomes: dict | None = 
     lines += [f"Run folder `{rd}`. The arms differ only in the checkpoint their fine-tuning starts from; all are evaluated "
               "closed loop on the same test seeds.", ""]
     lines += _protocol_lines(cfg, gen, vid, expert)
+    data = arm_data(cfg)
+    lines += _arm_data_lines(data)
     numbers: dict = {"protocol": {"tasks": list(dict.fromkeys(r["task"] for r in expert.get("episodes", []))), "seeds": list(b.seeds),
-                                  "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}}
+                                  "labelled_episodes_per_task": int(cfg.data.labelled.episodes_per_task)}, "arm_data": data}
 
     cmp = compare_arms(arm_outcomes(cfg) if outcomes is None else outcomes, n_boot=int(b.bootstrap))
     main = {a: r for a, r in cmp["rates"].items() if a in ("scratch", "lapa", "action_vla")}

@@ -33,13 +33,13 @@ from .core import ConfigError, DataError, Episode, LapaError, exit_with_parent, 
 _log = get_logger("lapa.sim")
 
 # %% auto #0
-__all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TARGET_TASKS', 'RENDER_QUALITY', 'DEFAULT_QUALITY',
-           'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS', 'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS',
-           'INDEX_NAME', 'EPISODE_FOLDERS', 'VIDEO_SUFFIXES', 'DEFAULT_VIDEO_INSTRUCTION', 'check_task',
-           'resolve_tasks', 'RenderQuality', 'gl_backend', 'MetaWorldEnv', 'ScriptedExpert', 'episode_id',
-           'generate_episode', 'save_episodes', 'read_episode_index', 'shuffled_rows', 'load_episodes',
-           'generate_episodes', 'time_rendering', 'render_check', 'find_videos', 'centre_crop_resize', 'read_video',
-           'video_episode_id', 'episodes_from_videos']
+__all__ = ['INSTRUCTIONS', 'MT10_TASKS', 'MT50_TASKS', 'BENCHMARKS', 'VISIBLE_TARGET_TASKS', 'MT50_DIFFICULTY', 'RENDER_QUALITY',
+           'DEFAULT_QUALITY', 'DEFAULT_IMAGE_SIZE', 'DEFAULT_CAMERA', 'DEFAULT_MAX_STEPS',
+           'DEFAULT_STEPS_AFTER_SUCCESS', 'STATE_VIEWS', 'INDEX_NAME', 'EPISODE_FOLDERS', 'VIDEO_SUFFIXES',
+           'DEFAULT_VIDEO_INSTRUCTION', 'check_task', 'difficulty_of', 'resolve_tasks', 'RenderQuality', 'gl_backend',
+           'MetaWorldEnv', 'ScriptedExpert', 'episode_id', 'generate_episode', 'save_episodes', 'read_episode_index',
+           'shuffled_rows', 'load_episodes', 'generate_episodes', 'time_rendering', 'render_check', 'find_videos',
+           'centre_crop_resize', 'read_video', 'video_episode_id', 'episodes_from_videos']
 
 # %% ../nbs/10_sim.ipynb #fa6c1cff
 INSTRUCTIONS: dict[str, str] = {
@@ -124,14 +124,35 @@ def check_task(task: str) -> str:
                           f"benchmarks: {', '.join(BENCHMARKS)}")
     return task
 
+# %% ../nbs/10_sim.ipynb #mtdiff0c
+MT50_DIFFICULTY: dict[str, list[str]] = {
+    "easy": ["button-press-v3", "button-press-topdown-v3", "button-press-topdown-wall-v3", "button-press-wall-v3",
+             "coffee-button-v3", "dial-turn-v3", "door-close-v3", "door-lock-v3", "door-open-v3", "door-unlock-v3",
+             "drawer-close-v3", "drawer-open-v3", "faucet-close-v3", "faucet-open-v3", "handle-press-v3",
+             "handle-press-side-v3", "handle-pull-v3", "handle-pull-side-v3", "lever-pull-v3", "plate-slide-v3",
+             "plate-slide-back-v3", "plate-slide-back-side-v3", "plate-slide-side-v3", "reach-v3", "reach-wall-v3",
+             "window-close-v3", "window-open-v3", "peg-unplug-side-v3"],
+    "medium": ["basketball-v3", "bin-picking-v3", "box-close-v3", "coffee-pull-v3", "coffee-push-v3", "hammer-v3",
+               "peg-insert-side-v3", "push-wall-v3", "soccer-v3", "sweep-v3", "sweep-into-v3"],
+    "hard": ["assembly-v3", "hand-insert-v3", "pick-out-of-hole-v3", "pick-place-v3", "push-v3", "push-back-v3"],
+    "very_hard": ["shelf-place-v3", "disassemble-v3", "stick-pull-v3", "stick-push-v3", "pick-place-wall-v3"],
+}
+
+
+def difficulty_of(task: str) -> str:
+    "The MT50 difficulty group of `task` (LeRobot's split)."
+    return next(g for g, tasks in MT50_DIFFICULTY.items() if check_task(task) in tasks)
+
+
 # %% ../nbs/10_sim.ipynb #8389855f
 def resolve_tasks(spec: str | Sequence[str]) -> list[str]:
-    "Expand a benchmark name (`MT10`, `MT50`), task names (a list or comma-separated) or a mix into task names."
+    """Expand a benchmark name (`MT10`, `MT50`), an MT50 difficulty group (`easy` ... `very_hard`), task names (a list or
+    comma-separated) or a mix into task names."""
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
     if not items: raise ConfigError("the task list is empty: name at least one task or benchmark")
     out: list[str] = []
     for item in items:
-        for t in BENCHMARKS.get(str(item).upper(), [item]):
+        for t in BENCHMARKS.get(str(item).upper()) or MT50_DIFFICULTY.get(str(item).lower(), [item]):
             if check_task(t) not in out: out.append(t)
     return out
 
