@@ -2,7 +2,7 @@
 
 Cells flagged with a `tst_flags` flag (settings.ini: `slow`, `gpu`) are skipped unless the flag is named in the
 environment variable `LAPA_TEST_FLAGS` (space separated), e.g. `LAPA_TEST_FLAGS=slow pytest`; `CHAPTER:FLAG` runs the
-flag's cells in that chapter only, e.g. `LAPA_TEST_FLAGS=70_jobs:slow pytest -n 3` (CI: the real Slurm job).
+flag's cells in that chapter only, e.g. `LAPA_TEST_FLAGS=70_jobs:slow pytest -n 3` (the real Slurm jobs; `LAPA_CI_SLURM=1 bash .ci/run` runs them in CI).
 """
 import os
 from pathlib import Path
